@@ -1,0 +1,1 @@
+"""The crawl engine: pure asyncio, aiohttp and BeautifulSoup; never imports a UI."""

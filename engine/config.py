@@ -1,0 +1,70 @@
+"""What a crawl is asked to do: one frozen dataclass, checked once up front."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .urls import normalize
+
+DEFAULT_USER_AGENT = "crawlscope/0.1 (+https://pypi.org/project/crawlscope/)"
+
+
+class ConfigError(ValueError):
+    """A setting that cannot work; the message is meant for the user as it is."""
+
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    roots: tuple[str, ...]
+    max_tasks: int = 10
+    max_redirect: int = 10
+    max_tries: int = 4
+    strict: bool = True
+    exclude: tuple[str, ...] = ()
+    max_pages: int = 0  # 0 = no limit
+    max_depth: int = 0  # 0 = no limit
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    total_timeout: float = 60.0
+    backoff: float = 0.1  # first retry waits this long, doubling after each try
+    max_backoff: float = 5.0
+    user_agent: str = DEFAULT_USER_AGENT
+    compiled_exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.roots, str):
+            # A lone string would otherwise be taken as a sequence of one-letter roots.
+            object.__setattr__(self, "roots", (self.roots,))
+        object.__setattr__(self, "roots", tuple(self.roots))
+        object.__setattr__(self, "exclude", tuple(self.exclude))
+        self._check()
+
+    def _check(self) -> None:
+        if not self.roots:
+            raise ConfigError("at least one root URL is needed")
+        for root in self.roots:
+            if normalize(root) is None:
+                raise ConfigError(f"not an http(s) URL: {root!r}")
+        for name in ("max_tasks", "max_tries"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
+        for name in ("max_redirect", "max_pages", "max_depth"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be 0 or more, not {getattr(self, name)}")
+        for name in ("connect_timeout", "read_timeout", "total_timeout"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be more than 0 seconds, not {getattr(self, name)}")
+        if self.backoff < 0 or self.max_backoff < 0:
+            raise ConfigError("backoff must not be negative")
+        patterns = []
+        for pattern in self.exclude:
+            try:
+                patterns.append(re.compile(pattern))
+            except re.error as exc:
+                raise ConfigError(f"bad --exclude pattern {pattern!r}: {exc}") from None
+        object.__setattr__(self, "compiled_exclude", tuple(patterns))
+
+    @property
+    def root_urls(self) -> list[str]:
+        return [url for url in (normalize(root) for root in self.roots) if url is not None]

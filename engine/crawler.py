@@ -1,0 +1,392 @@
+"""The crawler: the chapter's queue of (url, max_redirect) pairs and a pool of workers.
+
+Everything a UI needs is plain state on the Crawler and its Workers, updated where the
+work happens; `snapshot()` copies it in one pass. Nothing here knows a UI exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+from types import SimpleNamespace
+
+import aiohttp
+
+from .config import CrawlConfig
+from .links import is_html, parse_links
+from .records import FetchRecord, describe_exception
+from .redirects import Chain, ChainEnd, RedirectLog
+from .snapshot import Accounting, Phase, Snapshot
+from .urls import Scope, normalize
+from .workers import Worker, WorkerState, WorkerView
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+# Failures worth another try: the network, not the page.
+RETRYABLE = (aiohttp.ClientError, TimeoutError)
+
+RecordListener = Callable[[FetchRecord], None]
+
+
+class Crawler:
+    def __init__(self, config: CrawlConfig, session: aiohttp.ClientSession | None = None) -> None:
+        self.config = config
+        self.max_redirect = config.max_redirect
+        self.scope = Scope(config.root_urls, config.strict, config.compiled_exclude)
+        self.session = session
+        self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
+        self.seen_urls: set[str] = set()
+        self.done: dict[str, FetchRecord] = {}  # a response came (any status)
+        self.failed: dict[str, FetchRecord] = {}  # no response after max_tries
+        self.filtered: dict[str, str] = {}  # url -> why it is not fetched
+        self.unfetched: set[str] = set()  # in scope, but left by max_pages / max_depth
+        self.redirects = RedirectLog()
+        self.workers: dict[int, Worker] = {}
+        self.recent: deque[FetchRecord] = deque(maxlen=256)
+        self.record_listeners: list[RecordListener] = []
+        self.slowmo = 0.0  # seconds to linger at each state change, for a class to follow
+        self.paused_all = False
+        self.phase = Phase.IDLE
+        self.t0: float | None = None  # monotonic start and end of crawl()
+        self.t1: float | None = None
+        self.started_at: float | None = None  # the same start, wall clock
+        self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
+        self._admitted = 0
+        self._next_worker_id = 0
+        self._stop = asyncio.Event()
+        self._own_session = False
+
+    # ---- the crawl ------------------------------------------------------------------
+
+    async def crawl(self) -> None:
+        """Run until every queued URL is done (q.join()) or stop() is called."""
+        self.t0 = time.monotonic()
+        self.started_at = time.time()
+        self.phase = Phase.PAUSED if self.paused_all else Phase.RUNNING
+        if self.session is None:
+            self.session = self._make_session()
+            self._own_session = True
+        try:
+            for root in self.config.root_urls:
+                if root not in self.seen_urls:
+                    self._admit(root, self.max_redirect, 0, None)
+            for _ in range(self.config.max_tasks):
+                self.add_worker()
+            joined = asyncio.ensure_future(self.q.join())
+            stopped = asyncio.ensure_future(self._stop.wait())
+            try:
+                await asyncio.wait({joined, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                joined.cancel()
+                stopped.cancel()
+        finally:
+            self.phase = Phase.STOPPING
+            await self._cancel_workers()
+            self.t1 = time.monotonic()
+            if self._own_session:
+                await self.session.close()
+            self.phase = Phase.STOPPED if self._stop.is_set() else Phase.FINISHED
+
+    def _make_session(self) -> aiohttp.ClientSession:
+        trace = aiohttp.TraceConfig()
+        trace.on_request_headers_sent.append(self._trace_headers_sent)
+        cfg = self.config
+        timeout = aiohttp.ClientTimeout(
+            total=cfg.total_timeout, sock_connect=cfg.connect_timeout, sock_read=cfg.read_timeout
+        )
+        # limit=0: the worker count is the concurrency limit, and it can change live.
+        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+        return aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers={"User-Agent": cfg.user_agent},
+            trace_configs=[trace],
+        )
+
+    async def _trace_headers_sent(
+        self, _session: aiohttp.ClientSession, ctx: SimpleNamespace, _params: object
+    ) -> None:
+        worker = ctx.trace_request_ctx
+        if isinstance(worker, Worker):
+            await self._step(worker, WorkerState.HEADERS)
+
+    async def _cancel_workers(self) -> None:
+        tasks = [w.task for w in self.workers.values() if w.alive]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ---- a worker -------------------------------------------------------------------
+
+    def _enter(self, w: Worker, state: WorkerState) -> None:
+        w.state = state
+        w.since = time.monotonic()
+
+    async def _step(self, w: Worker, state: WorkerState) -> None:
+        self._enter(w, state)
+        if self.slowmo:
+            await asyncio.sleep(self.slowmo)
+
+    async def _hold_if_paused(self, w: Worker) -> None:
+        while not w.go.is_set():
+            self._enter(w, WorkerState.PAUSED)
+            await w.go.wait()
+
+    async def _work(self, w: Worker) -> None:
+        try:
+            while not w.retiring:
+                await self._hold_if_paused(w)
+                await self._step(w, WorkerState.WAITING)
+                url, max_redirect = await self.q.get()
+                w.url, w.max_redirect = url, max_redirect
+                try:
+                    # A pause that came while this worker waited on get() still applies.
+                    await self._hold_if_paused(w)
+                    await self._fetch(w, url, max_redirect)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    # A surprise in one fetch is that URL's failure, not the worker's end.
+                    self._finish(w, self._failure(w, url, exc, 1, time.time()))
+                finally:
+                    if w.url is not None:
+                        # Cancelled before its record was written: the URL goes back.
+                        self.q.put_nowait((w.url, w.max_redirect))
+                        w.url = None
+                    self.q.task_done()
+            self._enter(w, WorkerState.STOPPED)
+        except asyncio.CancelledError:
+            ended = w.retiring or self.phase is Phase.STOPPING
+            self._enter(w, WorkerState.STOPPED if ended else WorkerState.CANCELLED)
+            raise
+
+    async def _fetch(self, w: Worker, url: str, max_redirect: int) -> None:
+        assert self.session is not None
+        t_start = time.time()
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                await self._step(w, WorkerState.CONNECTING)
+                async with self.session.get(
+                    url, allow_redirects=False, trace_request_ctx=w
+                ) as response:
+                    await self._step(w, WorkerState.BODY)
+                    body = await response.read()
+                break
+            except RETRYABLE as exc:
+                if tries >= self.config.max_tries:
+                    self._finish(w, self._failure(w, url, exc, tries, t_start))
+                    return
+                await self._step(w, WorkerState.BACKOFF)
+                delay = min(self.config.backoff * 2 ** (tries - 1), self.config.max_backoff)
+                await asyncio.sleep(delay)
+
+        depth, referrer = self._origin[url]
+        status = response.status
+        content_type = response.content_type
+        encoding = response.charset or "utf-8"
+        next_url = None
+        exception = None
+        links: list[str] = []
+        if status in REDIRECT_STATUSES:
+            location = response.headers.get("Location")
+            next_url = normalize(location, url) if location else None
+            if next_url is None:
+                exception = f"BadRedirect: unusable Location header {location!r}"
+        elif 200 <= status < 300 and is_html(content_type):
+            await self._step(w, WorkerState.PARSING)
+            encoding, links = parse_links(body, url, response.charset)
+
+        new = 0
+        if next_url is not None:
+            self.redirects.add(url, next_url, budget_left=max_redirect > 0)
+            # The chapter's coalescing: a target already seen is on its way already.
+            if max_redirect > 0 and next_url not in self.seen_urls:
+                self._admit(next_url, max_redirect - 1, depth, url)
+                new = 1
+        for link in links:
+            if link not in self.seen_urls and self._admit(link, self.max_redirect, depth + 1, url):
+                new += 1
+        record = FetchRecord(
+            url=url,
+            status=status,
+            next_url=next_url,
+            exception=exception,
+            size=len(body),
+            content_type=content_type,
+            encoding=encoding,
+            num_urls=len(links),
+            num_new_urls=new,
+            tries=tries,
+            depth=depth,
+            referrer=referrer,
+            worker=w.id,
+            t_start=t_start,
+            t_end=time.time(),
+        )
+        self._finish(w, record)
+
+    def _failure(
+        self, w: Worker, url: str, exc: BaseException, tries: int, t_start: float
+    ) -> FetchRecord:
+        depth, referrer = self._origin[url]
+        return FetchRecord(
+            url=url, status=None, next_url=None, exception=describe_exception(exc), size=0,
+            content_type=None, encoding=None, num_urls=0, num_new_urls=0, tries=tries,
+            depth=depth, referrer=referrer, worker=w.id, t_start=t_start, t_end=time.time(),
+        )  # fmt: skip
+
+    def _admit(self, url: str, max_redirect: int, depth: int, referrer: str | None) -> bool:
+        """Mark a new URL seen and queue it if the rules allow; True if it was queued."""
+        self.seen_urls.add(url)
+        reason = self.scope.why_not(url)
+        if reason is not None:
+            self.filtered[url] = reason
+            return False
+        cfg = self.config
+        if (cfg.max_depth and depth > cfg.max_depth) or (
+            cfg.max_pages and self._admitted >= cfg.max_pages
+        ):
+            self.unfetched.add(url)
+            return False
+        self._admitted += 1
+        self._origin[url] = (depth, referrer)
+        self.q.put_nowait((url, max_redirect))
+        return True
+
+    def _finish(self, w: Worker, record: FetchRecord) -> None:
+        # One synchronous step: the URL leaves the worker's hands and lands in done or
+        # failed with no await in between, so the accounting never sees it twice or not at all.
+        (self.failed if record.failed else self.done)[record.url] = record
+        del self._origin[record.url]
+        w.url = None
+        w.pages += 1
+        self.recent.append(record)
+        for listener in self.record_listeners:
+            listener(record)
+
+    # ---- live controls ---------------------------------------------------------------
+
+    def add_worker(self) -> Worker:
+        w = Worker(self._next_worker_id)
+        self._next_worker_id += 1
+        if not self.paused_all:
+            w.go.set()
+        w.task = asyncio.create_task(self._work(w), name=f"worker-{w.id}")
+        self.workers[w.id] = w
+        return w
+
+    def remove_worker(self, worker_id: int | None = None) -> Worker | None:
+        """Retire a worker: an idle one at once, a busy one after the fetch in hand.
+
+        With no id, the newest idle worker goes, else the newest busy one.
+        """
+        live = [w for w in self.workers.values() if w.alive and not w.retiring]
+        if worker_id is not None:
+            live = [w for w in live if w.id == worker_id]
+        if not live:
+            return None
+        idle = [w for w in live if w.url is None]
+        w = (idle or live)[-1]
+        w.retiring = True
+        if w.url is None and w.task is not None:
+            w.task.cancel()  # suspended in get() or a pause, holding nothing
+        else:
+            w.go.set()  # a paused worker holding a URL finishes it, then leaves
+        return w
+
+    def cancel_worker(self, worker_id: int) -> bool:
+        """Cancel one worker's task; the URL it held goes back on the queue."""
+        w = self.workers.get(worker_id)
+        if w is None or not w.alive or w.task is None:
+            return False
+        w.task.cancel()
+        return True
+
+    def pause(self, worker_id: int) -> None:
+        w = self.workers[worker_id]
+        w.paused = True
+        w.go.clear()
+
+    def resume(self, worker_id: int) -> None:
+        w = self.workers[worker_id]
+        w.paused = False
+        if not self.paused_all:
+            w.go.set()
+
+    def pause_all(self) -> None:
+        self.paused_all = True
+        if self.phase is Phase.RUNNING:
+            self.phase = Phase.PAUSED
+        for w in self.workers.values():
+            w.go.clear()
+
+    def resume_all(self) -> None:
+        self.paused_all = False
+        if self.phase is Phase.PAUSED:
+            self.phase = Phase.RUNNING
+        for w in self.workers.values():
+            if not w.paused:
+                w.go.set()
+
+    def stop(self) -> None:
+        """End the crawl gracefully: crawl() cancels the workers and returns."""
+        self._stop.set()
+
+    # ---- what an observer reads ------------------------------------------------------
+
+    @property
+    def unfinished(self) -> int:
+        # asyncio.Queue keeps join()'s counter private; it is the very thing to show.
+        return self.q._unfinished_tasks  # type: ignore[attr-defined]
+
+    @property
+    def elapsed(self) -> float:
+        if self.t0 is None:
+            return 0.0
+        return (self.t1 or time.monotonic()) - self.t0
+
+    def accounting(self) -> Accounting:
+        return Accounting(
+            seen=len(self.seen_urls),
+            done=len(self.done),
+            failed=len(self.failed),
+            filtered=len(self.filtered),
+            queued=self.q.qsize(),
+            held=sum(1 for w in self.workers.values() if w.url is not None),
+            unfetched=len(self.unfetched),
+        )
+
+    def snapshot(self) -> Snapshot:
+        now = time.monotonic()
+        views = tuple(
+            WorkerView(w.id, w.state, w.url, now - w.since, w.pages, w.paused, w.task)
+            for w in self.workers.values()
+        )
+        return Snapshot(
+            t=now,
+            elapsed=self.elapsed,
+            phase=self.phase,
+            workers=views,
+            live_workers=sum(1 for w in self.workers.values() if w.alive),
+            accounting=self.accounting(),
+            unfinished=self.unfinished,
+            redirect_version=self.redirects.version,
+        )
+
+    def outcome(self, url: str) -> tuple[ChainEnd, int | None]:
+        if url in self.done:
+            return ChainEnd.FETCHED, self.done[url].status
+        if url in self.failed:
+            return ChainEnd.FAILED, None
+        if url in self.filtered:
+            return ChainEnd.FILTERED, None
+        if url in self.unfetched:
+            return ChainEnd.UNFETCHED, None
+        return ChainEnd.PENDING, None
+
+    def chains(self) -> list[Chain]:
+        return self.redirects.chains(self.outcome)

@@ -1,0 +1,80 @@
+"""The end-of-crawl report, in the chapter's format, plus redirect chains and the accounting."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable
+from typing import TextIO
+
+from .crawler import Crawler
+from .links import is_html
+from .records import FetchRecord
+from .redirects import Chain, ChainEnd
+from .text import printable
+
+
+def url_line(record: FetchRecord, stats: Counter[str]) -> str:
+    url = printable(record.url)
+    if record.failed:
+        stats["fail"] += 1
+        stats["fail_" + (record.exception or "").split(":", 1)[0]] += 1
+        return f"{url} error {printable(record.exception or '')}"
+    if record.next_url:
+        stats["redirect"] += 1
+        return f"{url} {record.status} redirect {printable(record.next_url)}"
+    if record.status == 200 and is_html(record.content_type):
+        stats["html"] += 1
+        stats["html_bytes"] += record.size
+        return (
+            f"{url} {record.status} {record.content_type} {record.encoding} {record.size}"
+            f" {record.num_new_urls}/{record.num_urls}"
+        )
+    stats["other" if record.status == 200 else "error"] += 1
+    stats["other_bytes"] += record.size
+    stats[f"status_{record.status}"] += 1
+    ctype = printable(record.content_type or "-")
+    suffix = f" {printable(record.exception)}" if record.exception else ""
+    return f"{url} {record.status} {ctype} {record.encoding} {record.size}{suffix}"
+
+
+def chain_line(chain: Chain) -> str:
+    path = " -> ".join(printable(url) for url in chain.urls)
+    if chain.end is ChainEnd.FETCHED:
+        end = str(chain.status)
+    elif chain.end is ChainEnd.LIMIT:
+        end = "max_redirect reached"
+    else:
+        end = chain.end.value
+    meets = " (meets another chain)" if chain.meets else ""
+    return f"  {path} [{end}]{meets}"
+
+
+def write_report(crawler: Crawler, out: TextIO, chains: Iterable[Chain] | None = None) -> None:
+    dt = crawler.elapsed
+    tasks = crawler.config.max_tasks
+    finished = len(crawler.done) + len(crawler.failed)
+    speed = finished / dt / tasks if dt and tasks else 0.0
+    stats: Counter[str] = Counter()
+    print("*** Report ***", file=out)
+    records = sorted([*crawler.done.values(), *crawler.failed.values()], key=lambda r: r.url)
+    for record in records:
+        print(url_line(record, stats), file=out)
+    chain_list = list(crawler.chains() if chains is None else chains)
+    if chain_list:
+        print("Redirect chains:", file=out)
+        for chain in chain_list:
+            print(chain_line(chain), file=out)
+    print(
+        f"Finished {finished} urls in {dt:.3f} secs (max_tasks={tasks})"
+        f" ({speed:.3f} urls/sec/task)",
+        file=out,
+    )
+    stats["filtered"] = len(crawler.filtered)
+    stats["unfetched"] = len(crawler.unfetched)
+    for key, count in sorted(stats.items()):
+        print(f"{count:10d} {key}", file=out)
+    print(f"Todo: {crawler.q.qsize()}", file=out)
+    print(f"Done: {finished}", file=out)
+    print(crawler.accounting().line(), file=out)
+    print(f"Date: {time.ctime()} local time", file=out)

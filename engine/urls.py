@@ -1,0 +1,116 @@
+"""URL normalisation and the chapter's host scoping rules.
+
+Every URL the crawler keeps has gone through `normalize`, so that two spellings of
+one page (upper-case host, default port, dot segments, a fragment) are seen once.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _remove_dot_segments(path: str) -> str:
+    if "." not in path:
+        return path
+    out: list[str] = []
+    segments = path.split("/")
+    for seg in segments:
+        if seg == "..":
+            if len(out) > 1:
+                out.pop()
+        elif seg != ".":
+            out.append(seg)
+    # A trailing "." or ".." names a directory, so keep the slash it implies.
+    if segments[-1] in (".", ".."):
+        out.append("")
+    result = "/".join(out)
+    return result if result.startswith("/") else "/" + result
+
+
+def normalize(url: str, base: str | None = None) -> str | None:
+    """The canonical form of `url` (resolved against `base`), or None if it is not http(s).
+
+    Lower-case scheme and host, default port dropped, dot segments resolved, fragment
+    removed, empty path made "/". Anything unparseable is None, never an exception.
+    """
+    url = url.strip()
+    try:
+        if base is not None:
+            url = urljoin(base, url)
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS:
+            return None
+        host = parts.hostname
+        if not host:
+            return None
+        port = parts.port
+    except ValueError:
+        # urlsplit raises for bad ports and malformed IPv6 literals.
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None or port == _DEFAULT_PORTS[scheme] else f"{host}:{port}"
+    path = _remove_dot_segments(parts.path) or "/"
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
+
+
+def host_of(url: str) -> str:
+    return urlsplit(url).hostname or ""
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _strip_www(host: str) -> str:
+    return host[4:] if host.startswith("www.") else host
+
+
+def _last_two_labels(host: str) -> str:
+    return ".".join(host.split(".")[-2:])
+
+
+class Scope:
+    """Which URLs the crawl may fetch.
+
+    strict: the same host as a root, "www." ignored, and the same port, so a crawl of
+    one local server does not wander to another on the same machine. lenient: the same
+    last two labels, any port. IP hosts always match exactly. Exclude patterns are
+    regexes searched anywhere in the URL.
+    """
+
+    def __init__(
+        self, roots: Iterable[str], strict: bool = True, exclude: Iterable[re.Pattern[str]] = ()
+    ) -> None:
+        self.strict = strict
+        self.exclude = tuple(exclude)
+        self._keys = {self._key(url) for url in roots}
+
+    def _key(self, url: str) -> tuple[str, int | None]:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+        if _is_ip(host):
+            return (host, port if self.strict else None)
+        if self.strict:
+            return (_strip_www(host), port)
+        return (_last_two_labels(host), None)
+
+    def why_not(self, url: str) -> str | None:
+        """None if `url` (already normalised) may be fetched, else the reason it may not."""
+        if self._key(url) not in self._keys:
+            return "out of scope"
+        for pattern in self.exclude:
+            if pattern.search(url):
+                return f"excluded by {pattern.pattern!r}"
+        return None

@@ -1,0 +1,58 @@
+"""Each worker's plain, cheap-to-update state: what the UI samples."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class WorkerState(StrEnum):
+    WAITING = "waiting"  # suspended in `await q.get()`: the queue is empty
+    CONNECTING = "connecting"  # acquiring a connection (DNS, TCP, TLS, or the pool)
+    HEADERS = "headers"  # request sent, awaiting the response's status line and headers
+    BODY = "body"  # reading the response body
+    PARSING = "parsing"  # extracting links: CPU work, the loop runs nothing else meanwhile
+    BACKOFF = "backoff"  # sleeping before a retry
+    PAUSED = "paused"  # held back by a pause, before taking or fetching a URL
+    CANCELLED = "cancelled"  # its task was cancelled; the URL it held went back on the queue
+    STOPPED = "stopped"  # it ended normally (removed, or the crawl finished)
+
+
+# States in which a worker holds a URL taken from the queue.
+BUSY = frozenset(
+    {WorkerState.CONNECTING, WorkerState.HEADERS, WorkerState.BODY, WorkerState.PARSING,
+     WorkerState.BACKOFF}
+)  # fmt: skip
+
+
+@dataclass(slots=True, eq=False)
+class Worker:
+    id: int
+    state: WorkerState = WorkerState.WAITING
+    url: str | None = None  # the URL it holds, from q.get() until its record is written
+    max_redirect: int = 0  # the redirect budget that came with `url`
+    since: float = field(default_factory=time.monotonic)
+    pages: int = 0
+    task: asyncio.Task[None] | None = None
+    paused: bool = False  # this worker alone was asked to pause
+    retiring: bool = False  # asked to stop after the fetch in hand
+    go: asyncio.Event = field(default_factory=asyncio.Event)  # set while it may run
+
+    @property
+    def alive(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerView:
+    """A worker as the UI sees it at one instant (no live references but the task)."""
+
+    id: int
+    state: WorkerState
+    url: str | None
+    in_state: float  # seconds since it entered `state`
+    pages: int
+    paused: bool  # asked to pause (it may still be finishing a fetch)
+    task: asyncio.Task[None] | None

@@ -1,0 +1,187 @@
+"""Command-line options shared by `crawl` and `tui`, and their translation to configs."""
+
+from __future__ import annotations
+
+import argparse
+
+from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
+from crawlscope.engine.demo_site import DemoConfig
+
+
+def _count(minimum: int) -> type[int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    parse.__name__ = "count"
+    return parse  # type: ignore[return-value]
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    value = _seconds(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def add_crawl_options(parser: argparse.ArgumentParser) -> None:
+    d = CrawlConfig(roots=("http://example.com/",))
+    p = parser.add_argument
+    # The chapter's crawl.py spells these with underscores; both spellings work.
+    p(
+        "--max-tasks",
+        "--max_tasks",
+        type=_count(1),
+        default=d.max_tasks,
+        metavar="N",
+        help=f"worker tasks (default {d.max_tasks})",
+    )
+    p(
+        "--max-redirect",
+        "--max_redirect",
+        type=_count(0),
+        default=d.max_redirect,
+        metavar="N",
+        help=f"redirects followed per URL (default {d.max_redirect})",
+    )
+    p(
+        "--max-tries",
+        "--max_tries",
+        type=_count(1),
+        default=d.max_tries,
+        metavar="N",
+        help=f"tries per URL on connection errors and timeouts (default {d.max_tries})",
+    )
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--strict",
+        dest="strict",
+        action="store_true",
+        default=True,
+        help="stay on the roots' hosts (www. ignored) and ports (default)",
+    )
+    scope.add_argument(
+        "--lenient",
+        dest="strict",
+        action="store_false",
+        help="allow any host sharing the roots' last two labels",
+    )
+    p(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="skip URLs matching this regex (repeatable)",
+    )
+    p("--max-pages", type=_count(0), default=0, metavar="N", help="stop queueing after N URLs")
+    p("--max-depth", type=_count(0), default=0, metavar="N", help="follow links N levels deep")
+    p(
+        "--timeout",
+        type=_positive_seconds,
+        default=d.total_timeout,
+        metavar="S",
+        help=f"total seconds per request (default {d.total_timeout:g})",
+    )
+    p(
+        "--connect-timeout",
+        type=_positive_seconds,
+        default=d.connect_timeout,
+        metavar="S",
+        help=f"seconds to connect (default {d.connect_timeout:g})",
+    )
+    p(
+        "--read-timeout",
+        type=_positive_seconds,
+        default=d.read_timeout,
+        metavar="S",
+        help=f"seconds between reads (default {d.read_timeout:g})",
+    )
+    p("--user-agent", default=DEFAULT_USER_AGENT, metavar="TEXT", help="User-Agent header")
+    p("--output", "-o", metavar="FILE", help="write one JSON line per fetch to FILE")
+
+
+def add_demo_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
+    d = DemoConfig()
+    p = parser.add_argument
+    p(
+        f"--{prefix}pages",
+        type=_count(1),
+        default=d.pages,
+        metavar="N",
+        help=f"pages on the demo site (default {d.pages})",
+    )
+    p(
+        f"--{prefix}links",
+        type=_count(0),
+        default=d.links_per_page,
+        metavar="N",
+        help=f"links per demo page (default {d.links_per_page})",
+    )
+    p(
+        f"--{prefix}latency",
+        type=_seconds,
+        default=d.latency,
+        metavar="S",
+        help="seconds the demo site waits before each response",
+    )
+    p(
+        f"--{prefix}jitter",
+        type=_seconds,
+        default=d.jitter,
+        metavar="S",
+        help="extra random 0..S seconds per response",
+    )
+    p(
+        f"--{prefix}error-rate",
+        type=float,
+        default=d.error_rate,
+        metavar="F",
+        help="fraction of demo pages answering 500",
+    )
+    p(f"--{prefix}seed", type=int, default=d.seed, metavar="N", help="demo site seed")
+
+
+def crawl_config(args: argparse.Namespace, roots: list[str]) -> CrawlConfig:
+    """May raise ConfigError, whose message is for the user."""
+    return CrawlConfig(
+        roots=tuple(roots),
+        max_tasks=args.max_tasks,
+        max_redirect=args.max_redirect,
+        max_tries=args.max_tries,
+        strict=args.strict,
+        exclude=tuple(args.exclude),
+        max_pages=args.max_pages,
+        max_depth=args.max_depth,
+        total_timeout=args.timeout,
+        connect_timeout=args.connect_timeout,
+        read_timeout=args.read_timeout,
+        user_agent=args.user_agent,
+    )
+
+
+def demo_config(args: argparse.Namespace, prefix: str = "") -> DemoConfig:
+    """May raise ValueError, whose message is for the user."""
+    key = prefix.replace("-", "_")
+    return DemoConfig(
+        pages=getattr(args, f"{key}pages"),
+        links_per_page=getattr(args, f"{key}links"),
+        latency=getattr(args, f"{key}latency"),
+        jitter=getattr(args, f"{key}jitter"),
+        error_rate=getattr(args, f"{key}error_rate"),
+        seed=getattr(args, f"{key}seed"),
+    )
