@@ -306,16 +306,23 @@ class Crawler:
         w.task.cancel()
         return True
 
-    def pause(self, worker_id: int) -> None:
-        w = self.workers[worker_id]
+    def pause(self, worker_id: int) -> bool:
+        """Hold one worker before its next fetch; False if there is no such live worker."""
+        w = self.workers.get(worker_id)
+        if w is None or not w.alive:
+            return False
         w.paused = True
         w.go.clear()
+        return True
 
-    def resume(self, worker_id: int) -> None:
-        w = self.workers[worker_id]
+    def resume(self, worker_id: int) -> bool:
+        w = self.workers.get(worker_id)
+        if w is None or not w.alive:
+            return False
         w.paused = False
         if not self.paused_all:
             w.go.set()
+        return True
 
     def pause_all(self) -> None:
         self.paused_all = True

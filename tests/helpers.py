@@ -1,0 +1,71 @@
+"""Helpers for crawling real servers in tests."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.records import FetchRecord
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def path(url: str) -> str:
+    return urlsplit(url).path
+
+
+def outcome(record: FetchRecord) -> str:
+    """A record in the vocabulary of demo_site.expected_outcomes."""
+    if record.failed:
+        return "error"
+    if record.status in (301, 302, 303, 307, 308):
+        return "redirect"
+    if record.status == 200:
+        return "html" if record.content_type == "text/html" else "other"
+    return str(record.status)
+
+
+def outcomes(crawler: Crawler) -> dict[str, str]:
+    records = [*crawler.done.values(), *crawler.failed.values()]
+    return {path(r.url): outcome(r) for r in records}
+
+
+def whereabouts(crawler: Crawler) -> dict[str, set[str]]:
+    """Each seen URL's category, by set membership rather than by counting."""
+    return {
+        "done": set(crawler.done),
+        "failed": set(crawler.failed),
+        "filtered": set(crawler.filtered),
+        "queued": {url for url, _ in list(crawler.q._queue)},  # type: ignore[attr-defined]
+        "held": {w.url for w in crawler.workers.values() if w.url is not None},
+        "unfetched": set(crawler.unfetched),
+    }
+
+
+def assert_accounted(crawler: Crawler) -> None:
+    """Every seen URL is in exactly one category, and nothing else is anywhere."""
+    groups = whereabouts(crawler)
+    total = sum(len(g) for g in groups.values())
+    union = set().union(*groups.values())
+    assert total == len(union), (
+        f"a URL is in two categories: { {k: len(v) for k, v in groups.items()} }"
+    )
+    assert union == crawler.seen_urls
+    assert crawler.accounting().balanced
+
+
+async def run_crawl(root: str, **options: object) -> Crawler:
+    crawler = Crawler(CrawlConfig(roots=(root,), **options))  # type: ignore[arg-type]
+    await crawler.crawl()
+    return crawler
+
+
+def html(body: str) -> Handler:
+    async def handler(_request: web.Request) -> web.Response:
+        return web.Response(text=body, content_type="text/html")
+
+    return handler

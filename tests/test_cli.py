@@ -1,0 +1,103 @@
+"""The `crawlscope` command as a user runs it: real processes, real sockets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crawlscope.engine.demo_site import DemoConfig, expected_outcomes
+from crawlscope.engine.records import FIELDS
+
+CLI = [sys.executable, "-m", "crawlscope.tui"]
+
+
+def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+@pytest.fixture(scope="module")
+def demo_site() -> Iterator[str]:
+    """`crawlscope demo-site` in its own process; yields the URL it announces."""
+    proc = subprocess.Popen([*CLI, "demo-site", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = next(word for word in line.split() if word.startswith("http://"))
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_headless_crawl_of_the_standalone_demo_site(demo_site: str, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    result = run("crawl", demo_site, "--output", str(out), "--max-tasks", "20")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # not a terminal: no progress line
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert all(tuple(record) == FIELDS for record in records)
+    paths = {record["url"].removeprefix(demo_site.rstrip("/")) for record in records}
+    assert paths == set(expected_outcomes(DemoConfig()))
+    report = result.stdout.splitlines()
+    assert report[0] == "*** Report ***"
+    assert any(line.startswith("Finished ") and "(max_tasks=20)" in line for line in report)
+    assert report[-2].endswith("(all accounted for)")
+
+
+def test_the_chapters_option_spellings_are_accepted(demo_site: str) -> None:
+    result = run("crawl", demo_site, "--max_tasks", "3", "--max_redirect", "12", "--max_tries", "5")
+    assert result.returncode == 0, result.stderr
+    assert "(max_tasks=3)" in result.stdout
+    assert f"{demo_site}chain/11 302 redirect" in result.stdout
+
+
+def test_quiet_prints_no_report(demo_site: str) -> None:
+    result = run("crawl", "-q", demo_site)
+    assert result.returncode == 0
+    assert result.stdout == ""
+
+
+def test_verbose_prints_each_fetch_on_stderr(demo_site: str) -> None:
+    result = run("crawl", "-v", demo_site, "--max-pages", "5")
+    assert result.returncode == 0
+    assert len([line for line in result.stderr.splitlines() if line.startswith("http")]) == 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["crawl", "--max-tasks", "-3", "http://127.0.0.1/"], "must be at least 1, not -3"),
+        (["crawl", "--timeout", "soon", "http://127.0.0.1/"], "not a number of seconds"),
+        (["crawl", "ftp://example.com/"], "not an http(s) URL"),
+        (["crawl", "--exclude", "(", "http://127.0.0.1/"], "bad --exclude pattern"),
+        (["crawl", "-o", "/no/such/dir/out.jsonl", "http://127.0.0.1/"], "cannot write output"),
+        (["crawl"], "the following arguments are required: ROOT"),
+    ],
+)
+def test_bad_arguments_give_one_line_and_no_traceback(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("crawlscope")
+
+
+def test_an_unreachable_root_is_an_error(unused_tcp_port: int) -> None:
+    result = run("crawl", f"http://127.0.0.1:{unused_tcp_port}/", "--max-tries", "1")
+    assert result.returncode == 1
+    assert f"cannot reach http://127.0.0.1:{unused_tcp_port}/" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_demo_site_refuses_a_port_in_use(demo_site: str) -> None:
+    port = demo_site.rstrip("/").rsplit(":", 1)[1]
+    result = run("demo-site", "--port", port)
+    assert result.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
