@@ -8,6 +8,7 @@ import warnings
 from bs4 import BeautifulSoup, SoupStrainer
 from bs4.builder import XMLParsedAsHTMLWarning
 from bs4.dammit import EncodingDetector
+from yarl import URL
 
 from .urls import normalize
 
@@ -57,10 +58,10 @@ def parse_links(body: bytes, page_url: str, charset: str | None) -> tuple[str, l
     first = choose_encoding(body, charset)
     soup = BeautifulSoup(body, "lxml", parse_only=_WANTED, from_encoding=first)
     encoding = soup.original_encoding or first
-    base = page_url
+    base = URL(page_url)
     base_tag = soup.find("base", href=True)
     if base_tag is not None:
-        base = normalize(str(base_tag["href"]), page_url) or page_url
+        base = URL(normalize(str(base_tag["href"]), base) or page_url)
     links: dict[str, None] = {}
     for tag in soup.find_all(["a", "area"], href=True):
         url = normalize(str(tag["href"]), base)

@@ -9,55 +9,36 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from yarl import URL
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def _remove_dot_segments(path: str) -> str:
-    if "." not in path:
-        return path
-    out: list[str] = []
-    segments = path.split("/")
-    for seg in segments:
-        if seg == "..":
-            if len(out) > 1:
-                out.pop()
-        elif seg != ".":
-            out.append(seg)
-    # A trailing "." or ".." names a directory, so keep the slash it implies.
-    if segments[-1] in (".", ".."):
-        out.append("")
-    result = "/".join(out)
-    return result if result.startswith("/") else "/" + result
-
-
-def normalize(url: str, base: str | None = None) -> str | None:
+def normalize(url: str, base: str | URL | None = None) -> str | None:
     """The canonical form of `url` (resolved against `base`), or None if it is not http(s).
 
-    Lower-case scheme and host, default port dropped, dot segments resolved, fragment
-    removed, empty path made "/". Anything unparseable is None, never an exception.
+    Lower-case scheme and host, IDN hosts in punycode, default port dropped, dot segments
+    resolved, percent-escapes in one spelling (unreserved characters decoded, the rest
+    upper-case), tabs and newlines removed as browsers do, fragment dropped, empty path
+    made "/". Anything unparseable is None, never an exception.
     """
-    url = url.strip()
     try:
+        parsed = URL(url.strip())
         if base is not None:
-            url = urljoin(base, url)
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in _DEFAULT_PORTS:
+            parsed = (base if isinstance(base, URL) else URL(base)).join(parsed)
+        if parsed.scheme not in _DEFAULT_PORTS or not parsed.raw_host:
             return None
-        host = parts.hostname
-        if not host:
-            return None
-        port = parts.port
-    except ValueError:
-        # urlsplit raises for bad ports and malformed IPv6 literals.
+        if parsed.raw_fragment:
+            parsed = parsed.with_fragment(None)
+        if parsed.raw_path == "/" and not parsed.raw_query_string:
+            # yarl prints an empty path as nothing; "http://h" and "http://h/" are one page.
+            parsed = parsed.with_path("/")
+        return str(parsed)
+    except (ValueError, UnicodeError, TypeError):
+        # yarl rejects bad ports, broken IPv6 literals and hosts IDNA cannot encode.
         return None
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None or port == _DEFAULT_PORTS[scheme] else f"{host}:{port}"
-    path = _remove_dot_segments(parts.path) or "/"
-    return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
 def host_of(url: str) -> str:

@@ -26,6 +26,13 @@ Serve = Callable[[dict[str, Handler]], Awaitable[str]]
         ("  http://h/spaced  ", "http://h/spaced"),
         ("http://[::1]:8080/v6", "http://[::1]:8080/v6"),
         ("http://h/a/b/..", "http://h/a/"),
+        ("http://h", "http://h/"),
+        ("http://h?q=1", "http://h/?q=1"),
+        ("http://h/a%2fb%7e%41", "http://h/a%2Fb~A"),
+        ("http://h/a b\tc\n", "http://h/a%20bc"),
+        ("http://bücher.example/é", "http://xn--bcher-kva.example/%C3%A9"),
+        ("http://h/100%", "http://h/100%25"),
+        ("http://[::1", None),
         ("mailto:someone@example.com", None),
         ("javascript:alert(1)", None),
         ("data:text/html,hi", None),
@@ -111,7 +118,7 @@ def test_parse_links_decodes_with_the_right_charset(
 ) -> None:
     used, links = parse_links(body, "http://h/", charset)
     assert used == encoding
-    assert links == ["http://h/é"]
+    assert links == ["http://h/%C3%A9"]
 
 
 async def test_base_href_over_a_real_socket(serve: Serve) -> None:
@@ -149,7 +156,7 @@ async def test_charset_from_the_header_is_recorded(serve: Serve) -> None:
     root = await serve({"/": latin, "/café": cafe})
     crawler = await run_crawl(root)
     assert crawler.done[root].encoding == "iso8859-1"
-    assert root + "café" in crawler.done
+    assert root + "caf%C3%A9" in crawler.done
 
 
 @pytest.mark.parametrize(
