@@ -30,6 +30,12 @@ class CrawlConfig:
     backoff: float = 0.1  # first retry waits this long, doubling after each try
     max_backoff: float = 5.0
     user_agent: str = DEFAULT_USER_AGENT
+    max_size: int = 10 * 1024 * 1024  # bytes of body, counted after decompression
+    max_url_length: int = 2083
+    max_links: int = 5000  # links taken from one page; the rest are ignored
+    obey_robots: bool = True
+    per_host: int = 8  # requests in flight per host (0: no limit)
+    host_delay: float = 0.0  # seconds between request starts to one host
     compiled_exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -49,14 +55,17 @@ class CrawlConfig:
         for name in ("max_tasks", "max_tries"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
-        for name in ("max_redirect", "max_pages", "max_depth"):
+        for name in ("max_size", "max_url_length", "max_links"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
+        for name in ("max_redirect", "max_pages", "max_depth", "per_host"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be 0 or more, not {getattr(self, name)}")
         for name in ("connect_timeout", "read_timeout", "total_timeout"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name} must be more than 0 seconds, not {getattr(self, name)}")
-        if self.backoff < 0 or self.max_backoff < 0:
-            raise ConfigError("backoff must not be negative")
+        if self.backoff < 0 or self.max_backoff < 0 or self.host_delay < 0:
+            raise ConfigError("backoff and host_delay must not be negative")
         patterns = []
         for pattern in self.exclude:
             try:

@@ -16,6 +16,7 @@ import aiohttp
 
 from .config import CrawlConfig
 from .links import is_html, parse_links
+from .politeness import HostGate, RobotsCache, origin_of
 from .records import FetchRecord, describe_exception
 from .redirects import Chain, ChainEnd, RedirectLog
 from .snapshot import Accounting, Phase, Snapshot
@@ -34,7 +35,11 @@ class Crawler:
     def __init__(self, config: CrawlConfig, session: aiohttp.ClientSession | None = None) -> None:
         self.config = config
         self.max_redirect = config.max_redirect
-        self.scope = Scope(config.root_urls, config.strict, config.compiled_exclude)
+        self.scope = Scope(
+            config.root_urls, config.strict, config.compiled_exclude, config.max_url_length
+        )
+        self.robots = RobotsCache(self._session)
+        self.hosts = HostGate(config.per_host, config.host_delay)
         self.session = session
         self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         self.seen_urls: set[str] = set()
@@ -84,10 +89,15 @@ class Crawler:
         finally:
             self.phase = Phase.STOPPING
             await self._cancel_workers()
+            await self.robots.close()
             self.t1 = time.monotonic()
             if self._own_session:
                 await self.session.close()
             self.phase = Phase.STOPPED if self._stop.is_set() else Phase.FINISHED
+
+    def _session(self) -> aiohttp.ClientSession:
+        assert self.session is not None, "crawl() has not started"
+        return self.session
 
     def _make_session(self) -> aiohttp.ClientSession:
         trace = aiohttp.TraceConfig()
@@ -165,16 +175,22 @@ class Crawler:
     async def _fetch(self, w: Worker, url: str, max_redirect: int) -> None:
         assert self.session is not None
         t_start = time.time()
+        origin = origin_of(url)
+        crawl_delay = 0.0
+        if self.config.obey_robots:
+            rules = self.robots.known(origin)
+            if rules is None:
+                await self._step(w, WorkerState.ROBOTS)
+                rules = await self.robots.rules(origin)
+            if not rules.allows(url):
+                self._drop(w, url, rules.refusal)
+                return
+            crawl_delay = rules.crawl_delay
         tries = 0
         while True:
             tries += 1
             try:
-                await self._step(w, WorkerState.CONNECTING)
-                async with self.session.get(
-                    url, allow_redirects=False, trace_request_ctx=w
-                ) as response:
-                    await self._step(w, WorkerState.BODY)
-                    body = await response.read()
+                response, body, problem = await self._request(w, url, origin, crawl_delay)
                 break
             except RETRYABLE as exc:
                 if tries >= self.config.max_tries:
@@ -189,16 +205,18 @@ class Crawler:
         content_type = response.content_type
         encoding = response.charset or "utf-8"
         next_url = None
-        exception = None
+        exception = problem
         links: list[str] = []
-        if status in REDIRECT_STATUSES:
+        if problem is not None:
+            pass  # a body we refused to read has no links we can trust
+        elif status in REDIRECT_STATUSES:
             location = response.headers.get("Location")
             next_url = normalize(location, url) if location else None
             if next_url is None:
                 exception = f"BadRedirect: unusable Location header {location!r}"
         elif 200 <= status < 300 and is_html(content_type):
             await self._step(w, WorkerState.PARSING)
-            encoding, links = parse_links(body, url, response.charset)
+            encoding, links = parse_links(body, url, response.charset, self.config.max_links)
 
         new = 0
         if next_url is not None:
@@ -228,6 +246,49 @@ class Crawler:
             t_end=time.time(),
         )
         self._finish(w, record)
+
+    async def _request(
+        self, w: Worker, url: str, origin: str, crawl_delay: float
+    ) -> tuple[aiohttp.ClientResponse, bytes, str | None]:
+        """One try: the response, its body, and why the body was cut short (or None)."""
+        assert self.session is not None
+        if self.hosts.must_wait(origin, crawl_delay):
+            await self._step(w, WorkerState.THROTTLED)
+        await self.hosts.enter(origin, crawl_delay)
+        try:
+            await self._step(w, WorkerState.CONNECTING)
+            async with self.session.get(
+                url, allow_redirects=False, trace_request_ctx=w
+            ) as response:
+                await self._step(w, WorkerState.BODY)
+                body, problem = await self._read_body(response)
+        finally:
+            self.hosts.leave(origin)
+        return response, body, problem
+
+    async def _read_body(self, response: aiohttp.ClientResponse) -> tuple[bytes, str | None]:
+        # Counted as it streams, after decompression, so neither a huge page nor a small
+        # gzip bomb can make the crawler hold more than max_size bytes of one body.
+        limit = self.config.max_size
+        declared = response.content_length
+        if declared is not None and declared > limit:
+            response.close()
+            return b"", f"TooLarge: Content-Length {declared} is over {limit} bytes"
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_any():
+            size += len(chunk)
+            if size > limit:
+                response.close()
+                return b"", f"TooLarge: body over {limit} bytes"
+            chunks.append(chunk)
+        return b"".join(chunks), None
+
+    def _drop(self, w: Worker, url: str, reason: str) -> None:
+        """A URL a worker took but may not fetch moves to filtered, in one step."""
+        self.filtered[url] = reason
+        del self._origin[url]
+        w.url = None
 
     def _failure(
         self, w: Worker, url: str, exc: BaseException, tries: int, t_start: float

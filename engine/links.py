@@ -48,8 +48,11 @@ def choose_encoding(body: bytes, charset: str | None) -> str:
     return known_charset(declared) or "utf-8"
 
 
-def parse_links(body: bytes, page_url: str, charset: str | None) -> tuple[str, list[str]]:
-    """The encoding used and the page's http(s) links, normalised, unique, in page order.
+def parse_links(
+    body: bytes, page_url: str, charset: str | None, max_links: int = 0
+) -> tuple[str, list[str]]:
+    """The encoding used and the page's http(s) links, normalised, unique, in page order
+    (the first `max_links` of them, when that is not 0).
 
     Links resolve against <base href> when
     the page has one.
@@ -67,4 +70,7 @@ def parse_links(body: bytes, page_url: str, charset: str | None) -> tuple[str, l
         url = normalize(str(tag["href"]), base)
         if url is not None:
             links[url] = None
+            if len(links) == max_links:
+                # The rest of a page with 20,000 links is not worth the time it costs.
+                break
     return encoding, list(links)

@@ -71,10 +71,15 @@ class Scope:
     """
 
     def __init__(
-        self, roots: Iterable[str], strict: bool = True, exclude: Iterable[re.Pattern[str]] = ()
+        self,
+        roots: Iterable[str],
+        strict: bool = True,
+        exclude: Iterable[re.Pattern[str]] = (),
+        max_length: int = 2083,
     ) -> None:
         self.strict = strict
         self.exclude = tuple(exclude)
+        self.max_length = max_length
         self._keys = {self._key(url) for url in roots}
 
     def _key(self, url: str) -> tuple[str, int | None]:
@@ -89,6 +94,8 @@ class Scope:
 
     def why_not(self, url: str) -> str | None:
         """None if `url` (already normalised) may be fetched, else the reason it may not."""
+        if len(url) > self.max_length:
+            return f"URL longer than {self.max_length}"
         if self._key(url) not in self._keys:
             return "out of scope"
         for pattern in self.exclude:

@@ -10,6 +10,8 @@ from enum import StrEnum
 
 class WorkerState(StrEnum):
     WAITING = "waiting"  # suspended in `await q.get()`: the queue is empty
+    ROBOTS = "robots"  # waiting for the host's robots.txt (fetched once per host)
+    THROTTLED = "throttled"  # waiting for the per-host limit or delay before a request
     CONNECTING = "connecting"  # acquiring a connection (DNS, TCP, TLS, or the pool)
     HEADERS = "headers"  # request sent, awaiting the response's status line and headers
     BODY = "body"  # reading the response body
@@ -22,8 +24,8 @@ class WorkerState(StrEnum):
 
 # States in which a worker holds a URL taken from the queue.
 BUSY = frozenset(
-    {WorkerState.CONNECTING, WorkerState.HEADERS, WorkerState.BODY, WorkerState.PARSING,
-     WorkerState.BACKOFF}
+    {WorkerState.ROBOTS, WorkerState.THROTTLED, WorkerState.CONNECTING, WorkerState.HEADERS,
+     WorkerState.BODY, WorkerState.PARSING, WorkerState.BACKOFF}
 )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.demo_site import DemoConfig, expected_outcomes
 from crawlscope.engine.records import FetchRecord
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -69,3 +70,11 @@ def html(body: str) -> Handler:
         return web.Response(text=body, content_type="text/html")
 
     return handler
+
+
+def expected(config: DemoConfig, robots: bool = True, **options: int) -> dict[str, str]:
+    """The demo site's own prediction, less what its robots.txt forbids when obeyed."""
+    outcomes = expected_outcomes(config, **options)
+    if robots:
+        del outcomes["/private/secret"]
+    return outcomes

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from crawlscope.engine.demo_site import DemoConfig, expected_outcomes
+from crawlscope.engine.demo_site import DemoConfig
 from crawlscope.engine.records import FIELDS
+from helpers import expected
 
 CLI = [sys.executable, "-m", "crawlscope.tui"]
 
@@ -44,7 +45,7 @@ def test_headless_crawl_of_the_standalone_demo_site(demo_site: str, tmp_path: Pa
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert all(tuple(record) == FIELDS for record in records)
     paths = {record["url"].removeprefix(demo_site.rstrip("/")) for record in records}
-    assert paths == set(expected_outcomes(DemoConfig()))
+    assert paths == set(expected(DemoConfig()))
     report = result.stdout.splitlines()
     assert report[0] == "*** Report ***"
     assert any(line.startswith("Finished ") and "(max_tasks=20)" in line for line in report)

@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoServer, expected_outcomes
+from crawlscope.engine.demo_site import DemoServer
 from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import BUSY, WorkerState
-from helpers import assert_accounted, outcomes
+from helpers import assert_accounted, expected, outcomes
 
 
 async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -45,7 +45,7 @@ async def test_cancelling_a_worker_mid_fetch_loses_nothing(slow_demo: DemoServer
     assert_accounted(crawler)
     await crawl
     assert held in crawler.done  # ... and a surviving worker fetched it later
-    assert outcomes(crawler) == expected_outcomes(slow_demo.config)
+    assert outcomes(crawler) == expected(slow_demo.config)
     assert_accounted(crawler)
 
 
@@ -65,7 +65,7 @@ async def test_pause_all_stops_new_fetches_and_resume_all_goes_on(slow_demo: Dem
     crawler.resume_all()
     assert crawler.phase is Phase.RUNNING
     await crawl
-    assert outcomes(crawler) == expected_outcomes(slow_demo.config)
+    assert outcomes(crawler) == expected(slow_demo.config)
 
 
 async def test_pausing_one_worker_leaves_the_others_running(slow_demo: DemoServer) -> None:
@@ -81,7 +81,7 @@ async def test_pausing_one_worker_leaves_the_others_running(slow_demo: DemoServe
     crawler.resume(0)
     await until(lambda: crawler.workers[0].state is not WorkerState.PAUSED)
     await crawl
-    assert outcomes(crawler) == expected_outcomes(slow_demo.config)
+    assert outcomes(crawler) == expected(slow_demo.config)
 
 
 async def test_add_and_remove_workers(slow_demo: DemoServer) -> None:
@@ -97,7 +97,7 @@ async def test_add_and_remove_workers(slow_demo: DemoServer) -> None:
     assert sum(1 for w in crawler.workers.values() if w.alive) == 5
     assert crawler.remove_worker(worker_id=removed.id) is None  # already gone
     await crawl
-    assert outcomes(crawler) == expected_outcomes(slow_demo.config)
+    assert outcomes(crawler) == expected(slow_demo.config)
     assert_accounted(crawler)
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import io
 from urllib.parse import urlsplit
 
-from crawlscope.engine.demo_site import DemoConfig, DemoServer, expected_outcomes
+from crawlscope.engine.demo_site import DemoConfig, DemoServer
 from crawlscope.engine.redirects import ChainEnd
 from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import Phase
-from helpers import assert_accounted, outcomes, path, run_crawl
+from helpers import assert_accounted, expected, outcomes, path, run_crawl
 
 
 async def test_every_demo_page_is_found_with_the_expected_outcome(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url)
-    assert outcomes(crawler) == expected_outcomes(demo.config)
+    assert outcomes(crawler) == expected(demo.config)
     assert crawler.phase is Phase.FINISHED
     assert crawler.unfinished == 0
     assert_accounted(crawler)
@@ -63,7 +63,7 @@ async def test_a_bigger_redirect_budget_reaches_the_end_of_the_chain(demo: DemoS
     crawler = await run_crawl(demo.url, max_redirect=12)
     (chain,) = [c for c in crawler.chains() if path(c.urls[0]) == "/chain/0"]
     assert chain.end is ChainEnd.FETCHED and chain.status == 200
-    assert outcomes(crawler) == expected_outcomes(demo.config, max_redirect=12)
+    assert outcomes(crawler) == expected(demo.config, max_redirect=12)
 
 
 async def test_the_trailing_slash_redirect_is_followed(demo: DemoServer) -> None:
@@ -112,7 +112,10 @@ async def test_external_and_non_http_links_are_not_fetched(demo: DemoServer) -> 
     crawler = await run_crawl(demo.url)
     hosts = {urlsplit(url).netloc for url in [*crawler.done, *crawler.failed]}
     assert hosts == {urlsplit(demo.url).netloc}
-    assert crawler.filtered == {"http://example.invalid/": "out of scope"}
+    assert crawler.filtered == {
+        "http://example.invalid/": "out of scope",
+        demo.url + "private/secret": "disallowed by robots.txt",
+    }
     assert not any(url.startswith("mailto:") for url in crawler.seen_urls)
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 from typing import TextIO
 
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.records import FetchRecord, JsonlWriter
+from crawlscope.engine.records import JsonlWriter
 from crawlscope.engine.report import url_line, write_report
 from crawlscope.engine.text import printable
 
@@ -39,12 +39,18 @@ async def _show_progress(crawler: Crawler, err: TextIO, every: float = 0.25) -> 
         err.flush()
 
 
-def unreachable_roots(crawler: Crawler) -> list[FetchRecord]:
-    """The roots' failure records, when no root answered at all (else empty)."""
+def unreachable_roots(crawler: Crawler) -> list[tuple[str, str]]:
+    """(root, why) for each root, when no root could be reached at all (else empty)."""
     roots = crawler.config.root_urls
     if any(root in crawler.done for root in roots):
         return []
-    return [crawler.failed[root] for root in roots if root in crawler.failed]
+    reasons = []
+    for root in roots:
+        if root in crawler.failed:
+            reasons.append((root, crawler.failed[root].exception or "no response"))
+        elif "unreachable" in crawler.filtered.get(root, ""):
+            reasons.append((root, crawler.filtered[root]))
+    return reasons if len(reasons) == len(roots) else []
 
 
 async def run_headless(
@@ -77,9 +83,6 @@ async def run_headless(
     if not quiet:
         write_report(crawler, out)
     failures = unreachable_roots(crawler)
-    if failures:
-        for record in failures:
-            reason = printable(record.exception or "no response")
-            print(f"crawlscope: cannot reach {printable(record.url)}: {reason}", file=err)
-        return 1
-    return 0
+    for root, why in failures:
+        print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=err)
+    return 1 if failures else 0
