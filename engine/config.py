@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .urls import normalize
 
-DEFAULT_USER_AGENT = "crawlscope/0.1 (+https://pypi.org/project/crawlscope/)"
+DEFAULT_USER_AGENT = "crawlscope/0.1"
 
 
 class ConfigError(ValueError):

@@ -111,7 +111,58 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"seconds between reads (default {d.read_timeout:g})",
     )
-    p("--user-agent", default=DEFAULT_USER_AGENT, metavar="TEXT", help="User-Agent header")
+    p(
+        "--max-size",
+        type=_count(1),
+        default=d.max_size,
+        metavar="BYTES",
+        help=f"largest body read, after decompression (default {d.max_size})",
+    )
+    p(
+        "--max-links",
+        type=_count(1),
+        default=d.max_links,
+        metavar="N",
+        help=f"links taken from one page (default {d.max_links})",
+    )
+    p(
+        "--max-url-length",
+        type=_count(1),
+        default=d.max_url_length,
+        metavar="N",
+        help=f"longer URLs are filtered (default {d.max_url_length})",
+    )
+    p(
+        "--ignore-robots",
+        dest="obey_robots",
+        action="store_false",
+        help="do not fetch or obey robots.txt (it is obeyed by default)",
+    )
+    p(
+        "--per-host",
+        type=_count(0),
+        default=d.per_host,
+        metavar="N",
+        help=f"requests in flight per host, 0 for no limit (default {d.per_host})",
+    )
+    p(
+        "--delay",
+        type=_seconds,
+        default=d.host_delay,
+        metavar="S",
+        help="seconds between requests to one host (robots.txt Crawl-delay wins if larger)",
+    )
+    p(
+        "--user-agent",
+        default=None,
+        metavar="TEXT",
+        help=f"User-Agent (default {DEFAULT_USER_AGENT})",
+    )
+    p(
+        "--contact",
+        metavar="EMAIL|URL",
+        help="how a site owner can reach you, added to the User-Agent",
+    )
     p("--output", "-o", metavar="FILE", help="write one JSON line per fetch to FILE")
 
 
@@ -170,8 +221,22 @@ def crawl_config(args: argparse.Namespace, roots: list[str]) -> CrawlConfig:
         total_timeout=args.timeout,
         connect_timeout=args.connect_timeout,
         read_timeout=args.read_timeout,
-        user_agent=args.user_agent,
+        user_agent=user_agent(args.user_agent, args.contact),
+        max_size=args.max_size,
+        max_links=args.max_links,
+        max_url_length=args.max_url_length,
+        obey_robots=args.obey_robots,
+        per_host=args.per_host,
+        host_delay=args.delay,
     )
+
+
+def user_agent(given: str | None, contact: str | None) -> str:
+    agent = given or DEFAULT_USER_AGENT
+    if contact:
+        # The convention site owners look for: "+" and a way to reach the operator.
+        agent = f"{agent} (+{contact})"
+    return agent
 
 
 def demo_config(args: argparse.Namespace, prefix: str = "") -> DemoConfig:
