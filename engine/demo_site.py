@@ -330,10 +330,11 @@ class _Site:
             transport = request.transport
             if transport is not None:
                 transport.close()
-            # aiohttp's server treats a ConnectionError from a handler as the client going
-            # away: it abandons the request without writing or logging anything, so the
-            # client sees the connection close before any response byte.
-            raise ConnectionResetError("demo site: /flaky drops this connection on purpose")
+            # Nothing has been written yet, so the client sees the connection end before
+            # any response byte. aiohttp then fails to write this response to the closed
+            # transport and treats that as a client that went away: no log, no 500.
+            # (Raising an exception instead would be logged as a server error.)
+            return web.Response(status=503)
         return _html_response(self.flaky_body)
 
     async def robots(self, request: web.Request) -> web.Response:
