@@ -25,9 +25,11 @@ from types import TracebackType
 from aiohttp import web
 
 __all__ = [
+    "CONCURRENCY",
     "REQUESTS",
     "DemoConfig",
     "DemoServer",
+    "HostConcurrency",
     "build_demo_app",
     "expected_outcomes",
     "serve_forever",
@@ -261,6 +263,25 @@ def _page_html(n: int, targets: tuple[int, ...], host: str) -> str:
 REQUESTS: web.AppKey[Counter[str]] = web.AppKey("crawlscope_demo_requests", Counter)
 """App key of the per-path request counter (path -> requests received)."""
 
+CONCURRENCY: web.AppKey[HostConcurrency] = web.AppKey("crawlscope_demo_concurrency")
+"""App key of the per-host concurrency record, so a test can prove a politeness limit."""
+
+
+class HostConcurrency:
+    """Requests in flight per Host header, now and at their peak."""
+
+    def __init__(self) -> None:
+        self.now: Counter[str] = Counter()
+        self.peak: Counter[str] = Counter()
+
+    def enter(self, host: str) -> None:
+        self.now[host] += 1
+        if self.now[host] > self.peak[host]:
+            self.peak[host] = self.now[host]
+
+    def leave(self, host: str) -> None:
+        self.now[host] -= 1
+
 
 class _Site:
     """Precomputed state and request handlers of one demo application."""
@@ -270,6 +291,7 @@ class _Site:
         self.errors = _error_pages(config)
         self.graph = _link_graph(config, self.errors)
         self.requests: Counter[str] = Counter()
+        self.concurrency = HostConcurrency()
         self.flaky_drops = 0
         # Seeded, so a single-worker crawl sees the same delays every run; with many
         # workers the order of draws depends on scheduling anyway.
@@ -287,13 +309,18 @@ class _Site:
     ) -> web.StreamResponse:
         # Counted before the delay, so a test can see a request that is still waiting.
         self.requests[request.path] += 1
-        config = self.config
-        if config.latency or config.jitter:
-            delay = config.latency
-            if config.jitter:
-                delay += self.jitter_rng.uniform(0.0, config.jitter)
-            await asyncio.sleep(delay)
-        return await handler(request)
+        host = request.host
+        self.concurrency.enter(host)
+        try:
+            config = self.config
+            if config.latency or config.jitter:
+                delay = config.latency
+                if config.jitter:
+                    delay += self.jitter_rng.uniform(0.0, config.jitter)
+                await asyncio.sleep(delay)
+            return await handler(request)
+        finally:
+            self.concurrency.leave(host)
 
     async def index(self, request: web.Request) -> web.Response:
         return _html_response(self.index_body)
@@ -363,6 +390,7 @@ def build_demo_app(config: DemoConfig = DemoConfig()) -> web.Application:
     site = _Site(config)
     app = web.Application(middlewares=[site.observe])
     app[REQUESTS] = site.requests
+    app[CONCURRENCY] = site.concurrency
     router = app.router
     router.add_get("/", site.index)
     router.add_get("/page/{n}", site.page)
@@ -490,6 +518,7 @@ class DemoServer:
         self.app = build_demo_app(config)
         # The very counter the app updates, so reading it never needs the app.
         self.requests: Counter[str] = self.app[REQUESTS]
+        self.concurrency: HostConcurrency = self.app[CONCURRENCY]
         self._requested_port = port
         self._port: int | None = None
         self._runner: web.AppRunner | None = None

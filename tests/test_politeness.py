@@ -11,7 +11,8 @@ from aiohttp import web
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from helpers import Handler, assert_accounted, html, run_crawl
+from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from helpers import Handler, assert_accounted, html, path, run_crawl
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
 
@@ -162,3 +163,18 @@ async def test_links_per_page_are_capped(serve: Serve) -> None:
     crawler = await run_crawl(root, max_links=50, max_pages=1)
     assert crawler.done[root].num_urls == 50
     assert len(crawler.seen_urls) == 51
+
+
+async def peak_concurrency(per_host: int) -> tuple[int, Crawler]:
+    async with DemoServer(DemoConfig(pages=80, latency=0.01, jitter=0.01)) as server:
+        crawler = await run_crawl(server.url, max_tasks=30, per_host=per_host)
+    return server.concurrency.peak[server.url.split("/")[2]], crawler
+
+
+async def test_the_demo_site_sees_the_per_host_limit_hold() -> None:
+    limited_peak, limited = await peak_concurrency(per_host=4)
+    free_peak, free = await peak_concurrency(per_host=0)
+    assert limited_peak == 4
+    assert free_peak > 4  # the measurement can see more, when more happens
+    assert {path(u) for u in limited.done} == {path(u) for u in free.done}
+    assert limited.accounting().balanced
