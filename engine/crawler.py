@@ -8,57 +8,46 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
-from collections.abc import Callable
 from types import SimpleNamespace
 
 import aiohttp
 
 from .config import CrawlConfig
-from .links import is_html, parse_links
+from .ledger import Answer, Ledger
 from .politeness import HostGate, RobotsCache, origin_of
 from .records import FetchRecord, describe_exception
-from .redirects import Chain, ChainEnd, RedirectLog
+from .redirects import Chain
 from .snapshot import Accounting, Phase, Snapshot
-from .urls import Scope, normalize
 from .workers import Worker, WorkerState, WorkerView
-
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 # Failures worth another try: the network, not the page.
 RETRYABLE = (aiohttp.ClientError, TimeoutError)
-
-RecordListener = Callable[[FetchRecord], None]
 
 
 class Crawler:
     def __init__(self, config: CrawlConfig, session: aiohttp.ClientSession | None = None) -> None:
         self.config = config
-        self.max_redirect = config.max_redirect
-        self.scope = Scope(
-            config.root_urls, config.strict, config.compiled_exclude, config.max_url_length
-        )
-        self.robots = RobotsCache(self._session)
-        self.hosts = HostGate(config.per_host, config.host_delay)
         self.session = session
         self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
-        self.seen_urls: set[str] = set()
-        self.done: dict[str, FetchRecord] = {}  # a response came (any status)
-        self.failed: dict[str, FetchRecord] = {}  # no response after max_tries
-        self.filtered: dict[str, str] = {}  # url -> why it is not fetched
-        self.unfetched: set[str] = set()  # in scope, but left by max_pages / max_depth
-        self.redirects = RedirectLog()
+        self.ledger = Ledger(config, self.q.put_nowait)
+        # The books' containers, named as the chapter names them (the same objects).
+        self.seen_urls = self.ledger.seen_urls
+        self.done = self.ledger.done
+        self.failed = self.ledger.failed
+        self.filtered = self.ledger.filtered
+        self.unfetched = self.ledger.unfetched
+        self.redirects = self.ledger.redirects
+        self.recent = self.ledger.recent
+        self.record_listeners = self.ledger.record_listeners
+        self.robots = RobotsCache(self._session)
+        self.hosts = HostGate(config.per_host, config.host_delay)
         self.workers: dict[int, Worker] = {}
-        self.recent: deque[FetchRecord] = deque(maxlen=256)
-        self.record_listeners: list[RecordListener] = []
         self.slowmo = 0.0  # seconds to linger at each state change, for a class to follow
         self.paused_all = False
         self.phase = Phase.IDLE
         self.t0: float | None = None  # monotonic start and end of crawl()
         self.t1: float | None = None
         self.started_at: float | None = None  # the same start, wall clock
-        self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
-        self._admitted = 0
         self._next_worker_id = 0
         self._stop = asyncio.Event()
         self._own_session = False
@@ -74,9 +63,7 @@ class Crawler:
             self.session = self._make_session()
             self._own_session = True
         try:
-            for root in self.config.root_urls:
-                if root not in self.seen_urls:
-                    self._admit(root, self.max_redirect, 0, None)
+            self.ledger.add_roots()
             for _ in range(self.config.max_tasks):
                 self.add_worker()
             joined = asyncio.ensure_future(self.q.join())
@@ -159,7 +146,10 @@ class Crawler:
                     raise
                 except Exception as exc:
                     # A surprise in one fetch is that URL's failure, not the worker's end.
-                    self._finish(w, self._failure(w, url, exc, 1, time.time()))
+                    failure = self.ledger.failure(
+                        url, describe_exception(exc), 1, w.id, time.time()
+                    )
+                    self._finish(w, failure)
                 finally:
                     if w.url is not None:
                         # Cancelled before its record was written: the URL goes back.
@@ -194,58 +184,26 @@ class Crawler:
                 break
             except RETRYABLE as exc:
                 if tries >= self.config.max_tries:
-                    self._finish(w, self._failure(w, url, exc, tries, t_start))
+                    failure = self.ledger.failure(
+                        url, describe_exception(exc), tries, w.id, t_start
+                    )
+                    self._finish(w, failure)
                     return
                 await self._step(w, WorkerState.BACKOFF)
                 delay = min(self.config.backoff * 2 ** (tries - 1), self.config.max_backoff)
                 await asyncio.sleep(delay)
 
-        depth, referrer = self._origin[url]
-        status = response.status
-        content_type = response.content_type
-        encoding = response.charset or "utf-8"
-        next_url = None
-        exception = problem
-        links: list[str] = []
-        if problem is not None:
-            pass  # a body we refused to read has no links we can trust
-        elif status in REDIRECT_STATUSES:
-            location = response.headers.get("Location")
-            next_url = normalize(location, url) if location else None
-            if next_url is None:
-                exception = f"BadRedirect: unusable Location header {location!r}"
-        elif 200 <= status < 300 and is_html(content_type):
-            await self._step(w, WorkerState.PARSING)
-            encoding, links = parse_links(body, url, response.charset, self.config.max_links)
-
-        new = 0
-        if next_url is not None:
-            self.redirects.add(url, next_url, budget_left=max_redirect > 0)
-            # The chapter's coalescing: a target already seen is on its way already.
-            if max_redirect > 0 and next_url not in self.seen_urls:
-                self._admit(next_url, max_redirect - 1, depth, url)
-                new = 1
-        for link in links:
-            if link not in self.seen_urls and self._admit(link, self.max_redirect, depth + 1, url):
-                new += 1
-        record = FetchRecord(
-            url=url,
-            status=status,
-            next_url=next_url,
-            exception=exception,
-            size=len(body),
-            content_type=content_type,
-            encoding=encoding,
-            num_urls=len(links),
-            num_new_urls=new,
-            tries=tries,
-            depth=depth,
-            referrer=referrer,
-            worker=w.id,
-            t_start=t_start,
-            t_end=time.time(),
+        answer = Answer(
+            status=response.status,
+            content_type=response.content_type,
+            charset=response.charset,
+            location=response.headers.get("Location"),
+            body=body,
+            problem=problem,
         )
-        self._finish(w, record)
+        if self.ledger.will_parse(answer):
+            await self._step(w, WorkerState.PARSING)
+        self._finish(w, self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start))
 
     async def _request(
         self, w: Worker, url: str, origin: str, crawl_delay: float
@@ -286,48 +244,15 @@ class Crawler:
 
     def _drop(self, w: Worker, url: str, reason: str) -> None:
         """A URL a worker took but may not fetch moves to filtered, in one step."""
-        self.filtered[url] = reason
-        del self._origin[url]
+        self.ledger.drop(url, reason)
         w.url = None
-
-    def _failure(
-        self, w: Worker, url: str, exc: BaseException, tries: int, t_start: float
-    ) -> FetchRecord:
-        depth, referrer = self._origin[url]
-        return FetchRecord(
-            url=url, status=None, next_url=None, exception=describe_exception(exc), size=0,
-            content_type=None, encoding=None, num_urls=0, num_new_urls=0, tries=tries,
-            depth=depth, referrer=referrer, worker=w.id, t_start=t_start, t_end=time.time(),
-        )  # fmt: skip
-
-    def _admit(self, url: str, max_redirect: int, depth: int, referrer: str | None) -> bool:
-        """Mark a new URL seen and queue it if the rules allow; True if it was queued."""
-        self.seen_urls.add(url)
-        reason = self.scope.why_not(url)
-        if reason is not None:
-            self.filtered[url] = reason
-            return False
-        cfg = self.config
-        if (cfg.max_depth and depth > cfg.max_depth) or (
-            cfg.max_pages and self._admitted >= cfg.max_pages
-        ):
-            self.unfetched.add(url)
-            return False
-        self._admitted += 1
-        self._origin[url] = (depth, referrer)
-        self.q.put_nowait((url, max_redirect))
-        return True
 
     def _finish(self, w: Worker, record: FetchRecord) -> None:
         # One synchronous step: the URL leaves the worker's hands and lands in done or
         # failed with no await in between, so the accounting never sees it twice or not at all.
-        (self.failed if record.failed else self.done)[record.url] = record
-        del self._origin[record.url]
+        self.ledger.keep(record)
         w.url = None
         w.pages += 1
-        self.recent.append(record)
-        for listener in self.record_listeners:
-            listener(record)
 
     # ---- live controls ---------------------------------------------------------------
 
@@ -418,15 +343,8 @@ class Crawler:
         return (self.t1 or time.monotonic()) - self.t0
 
     def accounting(self) -> Accounting:
-        return Accounting(
-            seen=len(self.seen_urls),
-            done=len(self.done),
-            failed=len(self.failed),
-            filtered=len(self.filtered),
-            queued=self.q.qsize(),
-            held=sum(1 for w in self.workers.values() if w.url is not None),
-            unfetched=len(self.unfetched),
-        )
+        held = sum(1 for w in self.workers.values() if w.url is not None)
+        return self.ledger.accounting(self.q.qsize(), held)
 
     def snapshot(self) -> Snapshot:
         now = time.monotonic()
@@ -445,16 +363,5 @@ class Crawler:
             redirect_version=self.redirects.version,
         )
 
-    def outcome(self, url: str) -> tuple[ChainEnd, int | None]:
-        if url in self.done:
-            return ChainEnd.FETCHED, self.done[url].status
-        if url in self.failed:
-            return ChainEnd.FAILED, None
-        if url in self.filtered:
-            return ChainEnd.FILTERED, None
-        if url in self.unfetched:
-            return ChainEnd.UNFETCHED, None
-        return ChainEnd.PENDING, None
-
     def chains(self) -> list[Chain]:
-        return self.redirects.chains(self.outcome)
+        return self.ledger.chains()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable
-from typing import TextIO
+from typing import Protocol, TextIO
 
-from .crawler import Crawler
+from .config import CrawlConfig
+from .ledger import Ledger
 from .links import is_html
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd
+from .snapshot import Accounting
 from .text import printable
 
 
@@ -50,17 +52,31 @@ def chain_line(chain: Chain) -> str:
     return f"  {path} [{end}]{meets}"
 
 
-def write_report(crawler: Crawler, out: TextIO, chains: Iterable[Chain] | None = None) -> None:
-    dt = crawler.elapsed
-    tasks = crawler.config.max_tasks
-    finished = len(crawler.done) + len(crawler.failed)
+class Crawl(Protocol):
+    """What a report needs of an engine; every stage's crawler has it."""
+
+    config: CrawlConfig
+    ledger: Ledger
+
+    @property
+    def elapsed(self) -> float: ...
+
+    def accounting(self) -> Accounting: ...
+
+
+def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = None) -> None:
+    books = crawl.ledger
+    dt = crawl.elapsed
+    tasks = crawl.config.max_tasks
+    finished = len(books.done) + len(books.failed)
     speed = finished / dt / tasks if dt and tasks else 0.0
+    accounting = crawl.accounting()
     stats: Counter[str] = Counter()
     print("*** Report ***", file=out)
-    records = sorted([*crawler.done.values(), *crawler.failed.values()], key=lambda r: r.url)
+    records = sorted([*books.done.values(), *books.failed.values()], key=lambda r: r.url)
     for record in records:
         print(url_line(record, stats), file=out)
-    chain_list = list(crawler.chains() if chains is None else chains)
+    chain_list = list(books.chains() if chains is None else chains)
     if chain_list:
         print("Redirect chains:", file=out)
         for chain in chain_list:
@@ -70,11 +86,11 @@ def write_report(crawler: Crawler, out: TextIO, chains: Iterable[Chain] | None =
         f" ({speed:.3f} urls/sec/task)",
         file=out,
     )
-    stats["filtered"] = len(crawler.filtered)
-    stats["unfetched"] = len(crawler.unfetched)
+    stats["filtered"] = accounting.filtered
+    stats["unfetched"] = accounting.unfetched
     for key, count in sorted(stats.items()):
         print(f"{count:10d} {key}", file=out)
-    print(f"Todo: {crawler.q.qsize()}", file=out)
+    print(f"Todo: {accounting.queued}", file=out)
     print(f"Done: {finished}", file=out)
-    print(crawler.accounting().line(), file=out)
+    print(accounting.line(), file=out)
     print(f"Date: {time.ctime()} local time", file=out)

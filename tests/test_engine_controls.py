@@ -153,7 +153,7 @@ async def test_a_surprise_in_one_fetch_is_recorded_and_the_worker_goes_on(
     demo: DemoServer,
 ) -> None:
     crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=2))
-    original = crawler._admit
+    original = crawler.ledger.admit
     target = demo.url + "page/3"
     referrers: list[str | None] = []
 
@@ -164,7 +164,7 @@ async def test_a_surprise_in_one_fetch_is_recorded_and_the_worker_goes_on(
             raise RuntimeError("boom")
         return original(url, max_redirect, depth, referrer)
 
-    crawler._admit = admit  # type: ignore[method-assign]
+    crawler.ledger.admit = admit  # type: ignore[method-assign]
     await crawler.crawl()
     (referrer,) = referrers
     assert referrer is not None

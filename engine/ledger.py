@@ -1,0 +1,184 @@
+"""The crawl's books: which URLs were seen and what became of each.
+
+This is the chapter's logic that does not depend on how a fetch is done: which URLs
+are admitted to the queue, how a redirect is followed and coalesced through
+`seen_urls`, how a page's links become new work, and the record of each fetch. Every
+engine (asyncio, and the lecture's callback and generator stages) keeps its books here,
+so all of them find the same URLs and write the same report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .config import CrawlConfig
+from .links import is_html, parse_links
+from .records import FetchRecord
+from .redirects import Chain, ChainEnd, RedirectLog
+from .snapshot import Accounting
+from .urls import Scope, normalize
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+RecordListener = Callable[[FetchRecord], None]
+Put = Callable[[tuple[str, int]], None]  # puts a (url, max_redirect) pair on the queue
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a server said, in the terms the books need."""
+
+    status: int
+    content_type: str | None
+    charset: str | None
+    location: str | None
+    body: bytes
+    problem: str | None = None  # why the body was not read in full (then it is not parsed)
+
+
+class Ledger:
+    def __init__(self, config: CrawlConfig, put: Put) -> None:
+        self.config = config
+        self.max_redirect = config.max_redirect
+        self.scope = Scope(
+            config.root_urls, config.strict, config.compiled_exclude, config.max_url_length
+        )
+        self._put = put
+        self.seen_urls: set[str] = set()
+        self.done: dict[str, FetchRecord] = {}  # a response came (any status)
+        self.failed: dict[str, FetchRecord] = {}  # no response after max_tries
+        self.filtered: dict[str, str] = {}  # url -> why it is not fetched
+        self.unfetched: set[str] = set()  # in scope, but left by max_pages / max_depth
+        self.redirects = RedirectLog()
+        self.recent: deque[FetchRecord] = deque(maxlen=256)
+        self.record_listeners: list[RecordListener] = []
+        self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
+        self._admitted = 0
+
+    def add_roots(self) -> None:
+        for root in self.config.root_urls:
+            if root not in self.seen_urls:
+                self.admit(root, self.max_redirect, 0, None)
+
+    def admit(self, url: str, max_redirect: int, depth: int, referrer: str | None) -> bool:
+        """Mark a new URL seen and queue it if the rules allow; True if it was queued."""
+        self.seen_urls.add(url)
+        reason = self.scope.why_not(url)
+        if reason is not None:
+            self.filtered[url] = reason
+            return False
+        cfg = self.config
+        if (cfg.max_depth and depth > cfg.max_depth) or (
+            cfg.max_pages and self._admitted >= cfg.max_pages
+        ):
+            self.unfetched.add(url)
+            return False
+        self._admitted += 1
+        self._origin[url] = (depth, referrer)
+        self._put((url, max_redirect))
+        return True
+
+    @staticmethod
+    def will_parse(answer: Answer) -> bool:
+        return (
+            answer.problem is None and 200 <= answer.status < 300 and is_html(answer.content_type)
+        )
+
+    def answered(
+        self, url: str, max_redirect: int, answer: Answer, tries: int, worker: int, t_start: float
+    ) -> FetchRecord:
+        """Follow the redirect or take the links an answer gives; its record, not yet kept.
+
+        Synchronous on purpose: between the answer and the record nothing else runs, so
+        no other worker can see a half-updated `seen_urls` (the chapter's point about
+        coroutines needing no locks).
+        """
+        depth, referrer = self._origin[url]
+        next_url = None
+        exception = answer.problem
+        encoding = answer.charset or "utf-8"
+        links: list[str] = []
+        if answer.problem is None and answer.status in REDIRECT_STATUSES:
+            location = answer.location
+            next_url = normalize(location, url) if location else None
+            if next_url is None:
+                exception = f"BadRedirect: unusable Location header {location!r}"
+        elif self.will_parse(answer):
+            encoding, links = parse_links(answer.body, url, answer.charset, self.config.max_links)
+        new = 0
+        if next_url is not None:
+            self.redirects.add(url, next_url, budget_left=max_redirect > 0)
+            # The chapter's coalescing: a target already seen is on its way already.
+            if max_redirect > 0 and next_url not in self.seen_urls:
+                new += self.admit(next_url, max_redirect - 1, depth, url)
+        for link in links:
+            if link not in self.seen_urls and self.admit(link, self.max_redirect, depth + 1, url):
+                new += 1
+        return FetchRecord(
+            url=url,
+            status=answer.status,
+            next_url=next_url,
+            exception=exception,
+            size=len(answer.body),
+            content_type=answer.content_type,
+            encoding=encoding,
+            num_urls=len(links),
+            num_new_urls=new,
+            tries=tries,
+            depth=depth,
+            referrer=referrer,
+            worker=worker,
+            t_start=t_start,
+            t_end=time.time(),
+        )
+
+    def failure(
+        self, url: str, exception: str, tries: int, worker: int, t_start: float
+    ) -> FetchRecord:
+        depth, referrer = self._origin[url]
+        return FetchRecord(
+            url=url, status=None, next_url=None, exception=exception, size=0,
+            content_type=None, encoding=None, num_urls=0, num_new_urls=0, tries=tries,
+            depth=depth, referrer=referrer, worker=worker, t_start=t_start, t_end=time.time(),
+        )  # fmt: skip
+
+    def keep(self, record: FetchRecord) -> None:
+        """The URL's record lands in done or failed; it is no longer in anyone's hands."""
+        (self.failed if record.failed else self.done)[record.url] = record
+        del self._origin[record.url]
+        self.recent.append(record)
+        for listener in self.record_listeners:
+            listener(record)
+
+    def drop(self, url: str, reason: str) -> None:
+        """A URL taken from the queue that may not be fetched after all (robots.txt)."""
+        self.filtered[url] = reason
+        del self._origin[url]
+
+    def accounting(self, queued: int, held: int) -> Accounting:
+        return Accounting(
+            seen=len(self.seen_urls),
+            done=len(self.done),
+            failed=len(self.failed),
+            filtered=len(self.filtered),
+            queued=queued,
+            held=held,
+            unfetched=len(self.unfetched),
+        )
+
+    def outcome(self, url: str) -> tuple[ChainEnd, int | None]:
+        if url in self.done:
+            return ChainEnd.FETCHED, self.done[url].status
+        if url in self.failed:
+            return ChainEnd.FAILED, None
+        if url in self.filtered:
+            return ChainEnd.FILTERED, None
+        if url in self.unfetched:
+            return ChainEnd.UNFETCHED, None
+        return ChainEnd.PENDING, None
+
+    def chains(self) -> list[Chain]:
+        return self.redirects.chains(self.outcome)
