@@ -20,8 +20,9 @@ from .redirects import Chain
 from .snapshot import Accounting, Phase, Snapshot
 from .workers import Worker, WorkerState, WorkerView
 
-# Failures worth another try: the network, not the page.
-RETRYABLE = (aiohttp.ClientError, TimeoutError)
+# Failures worth another try: the connection or the transfer, not a malformed answer
+# (a ClientResponseError would come back the same way every time).
+RETRYABLE = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
 
 
 class Crawler:

@@ -24,6 +24,8 @@ from types import TracebackType
 
 from aiohttp import web
 
+from .hostile_site import add_hostile_routes
+
 __all__ = [
     "CONCURRENCY",
     "REQUESTS",
@@ -47,6 +49,7 @@ class DemoConfig:
     error_rate: float = 0.0  # fraction of /page/N pages answering 500 (never page 0)
     seed: int = 1
     flaky_failures: int = 2  # how many times /flaky drops the connection before it answers
+    hostile: bool = False  # also serve engine/hostile_site.py's cases under /hostile/
 
     def __post_init__(self) -> None:
         # Fail at construction, where the bad value is visible, rather than with an
@@ -216,10 +219,11 @@ def _link_list(hrefs: tuple[str, ...] | list[str]) -> str:
     return f"<ul>\n{items}</ul>\n"
 
 
-def _index_html() -> str:
+def _index_html(hostile: bool = False) -> str:
+    links = [*_INDEX_LINKS, "/hostile/"] if hostile else list(_INDEX_LINKS)
     body = (
         "<p>A site built for crawling: pages, redirects, errors and files.</p>\n"
-        + _link_list(list(_INDEX_LINKS))
+        + _link_list(links)
         + f'<p><a href="{_EXTERNAL_LINK}">another host</a> '
         f'<a href="{_MAILTO_LINK}">write to us</a></p>\n'
     )
@@ -296,7 +300,7 @@ class _Site:
         # Seeded, so a single-worker crawl sees the same delays every run; with many
         # workers the order of draws depends on scheduling anyway.
         self.jitter_rng = random.Random(config.seed)
-        self.index_body = _index_html()
+        self.index_body = _index_html(config.hostile)
         self.plain_bodies = {
             path: _document(title, _link_list(links))
             for path, (title, links) in _PLAIN_PAGES.items()
@@ -404,6 +408,8 @@ def build_demo_app(config: DemoConfig = DemoConfig()) -> web.Application:
         router.add_get(path, site.file)
     router.add_get("/flaky", site.flaky)
     router.add_get("/robots.txt", site.robots)
+    if config.hostile:
+        add_hostile_routes(app)
     # Last, so it only catches what nothing else claims, and answers in HTML like the
     # rest of the site instead of aiohttp's plain-text 404.
     router.add_get("/{tail:.*}", site.unknown)

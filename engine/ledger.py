@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .config import CrawlConfig
-from .links import is_html, parse_links
+from .links import is_html, known_charset, parse_links
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd, RedirectLog
 from .snapshot import Accounting
@@ -99,7 +99,8 @@ class Ledger:
         depth, referrer = self._origin[url]
         next_url = None
         exception = answer.problem
-        encoding = answer.charset or "utf-8"
+        # Only a real codec's name: the header's raw text is untrusted and may be anything.
+        encoding = known_charset(answer.charset) or "utf-8"
         links: list[str] = []
         if answer.problem is None and answer.status in REDIRECT_STATUSES:
             location = answer.location

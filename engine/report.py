@@ -20,24 +20,32 @@ def url_line(record: FetchRecord, stats: Counter[str]) -> str:
     url = printable(record.url)
     if record.failed:
         stats["fail"] += 1
-        stats["fail_" + (record.exception or "").split(":", 1)[0]] += 1
+        stats["fail_" + _exception_name(record)] += 1
         return f"{url} error {printable(record.exception or '')}"
+    # An answer with a problem (a bad Location, a body cut at max_size) says so at the end.
+    problem = f" {printable(record.exception)}" if record.exception else ""
+    if record.exception:
+        stats["problem_" + _exception_name(record)] += 1
     if record.next_url:
         stats["redirect"] += 1
         return f"{url} {record.status} redirect {printable(record.next_url)}"
-    if record.status == 200 and is_html(record.content_type):
+    ctype = printable(record.content_type or "-")
+    encoding = printable(record.encoding or "-")
+    if record.status == 200 and is_html(record.content_type) and not record.exception:
         stats["html"] += 1
         stats["html_bytes"] += record.size
         return (
-            f"{url} {record.status} {record.content_type} {record.encoding} {record.size}"
+            f"{url} {record.status} {ctype} {encoding} {record.size}"
             f" {record.num_new_urls}/{record.num_urls}"
         )
     stats["other" if record.status == 200 else "error"] += 1
     stats["other_bytes"] += record.size
     stats[f"status_{record.status}"] += 1
-    ctype = printable(record.content_type or "-")
-    suffix = f" {printable(record.exception)}" if record.exception else ""
-    return f"{url} {record.status} {ctype} {record.encoding} {record.size}{suffix}"
+    return f"{url} {record.status} {ctype} {encoding} {record.size}{problem}"
+
+
+def _exception_name(record: FetchRecord) -> str:
+    return printable((record.exception or "").split(":", 1)[0], 60)
 
 
 def chain_line(chain: Chain) -> str:

@@ -205,6 +205,11 @@ def add_demo_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
         help="fraction of demo pages answering 500",
     )
     p(f"--{prefix}seed", type=int, default=d.seed, metavar="N", help="demo site seed")
+    p(
+        f"--{prefix}hostile",
+        action="store_true",
+        help="also serve the hostile cases under /hostile/ (huge, slow, broken, malicious)",
+    )
 
 
 def crawl_config(args: argparse.Namespace, roots: list[str]) -> CrawlConfig:
@@ -249,4 +254,5 @@ def demo_config(args: argparse.Namespace, prefix: str = "") -> DemoConfig:
         jitter=getattr(args, f"{key}jitter"),
         error_rate=getattr(args, f"{key}error_rate"),
         seed=getattr(args, f"{key}seed"),
+        hostile=getattr(args, f"{key}hostile", False),
     )
