@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import aiohttp
@@ -40,6 +41,9 @@ class Crawler:
         self.redirects = self.ledger.redirects
         self.recent = self.ledger.recent
         self.record_listeners = self.ledger.record_listeners
+        # Called with the worker after each of its state changes, and with None after a
+        # change of phase (a recorder listens; nothing does by default).
+        self.state_listeners: list[Callable[[Worker | None], None]] = []
         self.robots = RobotsCache(self._session)
         self.hosts = HostGate(config.per_host, config.host_delay)
         self.workers: dict[int, Worker] = {}
@@ -59,7 +63,7 @@ class Crawler:
         """Run until every queued URL is done (q.join()) or stop() is called."""
         self.t0 = time.monotonic()
         self.started_at = time.time()
-        self.phase = Phase.PAUSED if self.paused_all else Phase.RUNNING
+        self._set_phase(Phase.PAUSED if self.paused_all else Phase.RUNNING)
         if self.session is None:
             self.session = self._make_session()
             self._own_session = True
@@ -75,13 +79,13 @@ class Crawler:
                 joined.cancel()
                 stopped.cancel()
         finally:
-            self.phase = Phase.STOPPING
+            self._set_phase(Phase.STOPPING)
             await self._cancel_workers()
             await self.robots.close()
             self.t1 = time.monotonic()
             if self._own_session:
                 await self.session.close()
-            self.phase = Phase.STOPPED if self._stop.is_set() else Phase.FINISHED
+            self._set_phase(Phase.STOPPED if self._stop.is_set() else Phase.FINISHED)
 
     def _session(self) -> aiohttp.ClientSession:
         assert self.session is not None, "crawl() has not started"
@@ -121,6 +125,17 @@ class Crawler:
     def _enter(self, w: Worker, state: WorkerState) -> None:
         w.state = state
         w.since = time.monotonic()
+        if self.state_listeners:
+            self._notify(w)
+
+    def _notify(self, w: Worker | None) -> None:
+        for listener in self.state_listeners:
+            listener(w)
+
+    def _set_phase(self, phase: Phase) -> None:
+        self.phase = phase
+        if self.state_listeners:
+            self._notify(None)
 
     async def _step(self, w: Worker, state: WorkerState) -> None:
         self._enter(w, state)
@@ -264,6 +279,7 @@ class Crawler:
             w.go.set()
         w.task = asyncio.create_task(self._work(w), name=f"worker-{w.id}")
         self.workers[w.id] = w
+        self._enter(w, w.state)  # so observers hear of it before its task first runs
         return w
 
     def remove_worker(self, worker_id: int | None = None) -> Worker | None:
@@ -314,14 +330,14 @@ class Crawler:
     def pause_all(self) -> None:
         self.paused_all = True
         if self.phase is Phase.RUNNING:
-            self.phase = Phase.PAUSED
+            self._set_phase(Phase.PAUSED)
         for w in self.workers.values():
             w.go.clear()
 
     def resume_all(self) -> None:
         self.paused_all = False
         if self.phase is Phase.PAUSED:
-            self.phase = Phase.RUNNING
+            self._set_phase(Phase.RUNNING)
         for w in self.workers.values():
             if not w.paused:
                 w.go.set()

@@ -1,0 +1,89 @@
+"""Record a crawl as it happens: one JSON line per state change, per fetch, per phase.
+
+A recording holds everything the screen shows, so a crawl can be replayed later with no
+server at all (engine/replay.py). Times are seconds since the crawl started.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TextIO
+
+from .crawler import Crawler
+from .records import FetchRecord
+from .workers import Worker
+
+FORMAT_VERSION = 1
+
+
+class Recorder:
+    """Attach to a crawler before crawl(); `close()` after it, which writes the end line."""
+
+    def __init__(self, crawler: Crawler, path: str | Path) -> None:
+        self.crawler = crawler
+        self._file: TextIO = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self._t0: float | None = None
+        self._last_phase = ""
+        config = asdict(crawler.config)
+        config.pop("compiled_exclude", None)
+        self._write({"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),
+                     "config": config})  # fmt: skip
+        crawler.state_listeners.append(self.on_state)
+        crawler.record_listeners.append(self.on_record)
+
+    def _now(self) -> float:
+        if self._t0 is None:
+            self._t0 = self.crawler.t0 if self.crawler.t0 is not None else time.monotonic()
+        return time.monotonic() - self._t0
+
+    def _counts(self) -> dict[str, Any]:
+        c = self.crawler
+        a = c.accounting()
+        return {
+            "phase": c.phase.value,
+            "queued": a.queued,
+            "unfinished": c.unfinished,
+            "seen": a.seen,
+            "done": a.done,
+            "failed": a.failed,
+            "filtered": a.filtered,
+            "unfetched": a.unfetched,
+            "held": a.held,
+        }
+
+    def _write(self, event: dict[str, Any]) -> None:
+        # ensure_ascii: a hostile URL cannot break the line or the terminal that cats it.
+        self._file.write(json.dumps(event, ensure_ascii=True) + "\n")
+
+    def on_state(self, w: Worker | None) -> None:
+        if w is None:
+            event: dict[str, Any] = {"t": self._now(), "kind": "phase"}
+        else:
+            event = {"t": self._now(), "kind": "state", "worker": w.id, "state": w.state.value,
+                     "url": w.url, "pages": w.pages, "paused": w.paused}  # fmt: skip
+        event.update(self._counts())
+        self._write(event)
+
+    def on_record(self, record: FetchRecord) -> None:
+        event: dict[str, Any] = {"t": self._now(), "kind": "fetch", "record": record.to_dict()}
+        if record.next_url is not None:
+            event["budget_left"] = record.url not in self.crawler.redirects.limited
+            # What became of the target, if it will never have a record of its own.
+            target = record.next_url
+            if target in self.crawler.filtered:
+                event["target"] = "filtered"
+            elif target in self.crawler.unfetched:
+                event["target"] = "unfetched"
+        event.update(self._counts())
+        self._write(event)
+
+    def close(self) -> None:
+        if self._file.closed:
+            return
+        event: dict[str, Any] = {"t": self._now(), "kind": "end"}
+        event.update(self._counts())
+        self._write(event)
+        self._file.close()

@@ -1,0 +1,232 @@
+"""Play a recorded crawl back: the same observable state as a live Crawler, at any time.
+
+`ReplayedCrawl.seek(t)` puts the books and the workers where they were `t` seconds into
+the recorded crawl; `snapshot()`, `chains()`, `recent` and `accounting()` then answer as
+the live crawler answered at that moment. Seeking back replays from the nearest
+checkpoint, so scrubbing stays cheap on long recordings.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import CrawlConfig
+from .records import FetchRecord
+from .redirects import Chain, ChainEnd, RedirectLog
+from .snapshot import Accounting, Phase, Snapshot
+from .workers import WorkerState, WorkerView
+
+CHECKPOINT_EVERY = 2000  # events between saved states
+
+
+class ReplayError(ValueError):
+    """A file that is not a crawlscope recording; the message is for the user."""
+
+
+@dataclass(slots=True)
+class ReplayWorker:
+    id: int
+    state: WorkerState = WorkerState.WAITING
+    url: str | None = None
+    since: float = 0.0  # recording time it entered `state`
+    pages: int = 0
+    paused: bool = False
+    task: None = None  # a replay has no live task to inspect
+
+    @property
+    def alive(self) -> bool:
+        return self.state not in (WorkerState.CANCELLED, WorkerState.STOPPED)
+
+
+@dataclass(slots=True)
+class _State:
+    """Everything that changes with time; copied whole at each checkpoint."""
+
+    index: int = 0  # events applied
+    workers: dict[int, ReplayWorker] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    done: dict[str, FetchRecord] = field(default_factory=dict)
+    failed: dict[str, FetchRecord] = field(default_factory=dict)
+    hops: list[tuple[str, str, bool]] = field(default_factory=list)
+    ends: dict[str, ChainEnd] = field(default_factory=dict)  # redirect targets never fetched
+    recent: deque[FetchRecord] = field(default_factory=lambda: deque(maxlen=256))
+
+    def copy(self) -> _State:
+        return _State(
+            self.index,
+            {k: ReplayWorker(w.id, w.state, w.url, w.since, w.pages, w.paused)
+             for k, w in self.workers.items()},
+            dict(self.counts),
+            dict(self.done),
+            dict(self.failed),
+            list(self.hops),
+            dict(self.ends),
+            deque(self.recent, maxlen=self.recent.maxlen),
+        )  # fmt: skip
+
+
+def load_events(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The start line and the timed events of a recording."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ReplayError(f"{path} is not a crawlscope recording (not UTF-8 text)") from None
+    events = []
+    for number, line in enumerate(lines, 1):
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            raise ReplayError(f"{path}:{number}: not a JSON line") from None
+        if not isinstance(event, dict) or "kind" not in event:
+            raise ReplayError(f"{path}:{number}: not a crawlscope event")
+        events.append(event)
+    if not events or events[0]["kind"] != "start":
+        raise ReplayError(f"{path} is not a crawlscope recording (no start line)")
+    return events[0], events[1:]
+
+
+class ReplayedCrawl:
+    def __init__(self, start: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        try:
+            raw = dict(start["config"])
+            raw["roots"] = tuple(raw["roots"])
+            raw["exclude"] = tuple(raw.get("exclude", ()))
+            self.config = CrawlConfig(**raw)
+            self._times = [float(e["t"]) for e in events]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReplayError(f"a recording with a broken line: {exc}") from None
+        self.events = events
+        self.started_at: float = float(start.get("wall", 0.0))
+        self.duration = self._times[-1] if self._times else 0.0
+        self.position = 0.0
+        self._state = _State()
+        self._checkpoints: list[_State] = [self._state.copy()]
+        self.slowmo = 0.0  # a live crawler has it; a replay ignores it
+
+    @classmethod
+    def load(cls, path: str | Path) -> ReplayedCrawl:
+        start, events = load_events(path)
+        return cls(start, events)
+
+    # ---- moving in time ----------------------------------------------------------------
+
+    def seek(self, t: float) -> None:
+        t = min(max(t, 0.0), self.duration)
+        target = bisect.bisect_right(self._times, t)  # events with time <= t
+        if target < self._state.index:
+            # Back in time: restart from the last checkpoint at or before the target.
+            base = self._checkpoints[min(target // CHECKPOINT_EVERY, len(self._checkpoints) - 1)]
+            self._state = base.copy()
+        while self._state.index < target:
+            self._apply(self.events[self._state.index])
+            self._state.index += 1
+            if (
+                self._state.index % CHECKPOINT_EVERY == 0
+                and self._state.index // CHECKPOINT_EVERY == len(self._checkpoints)
+            ):
+                self._checkpoints.append(self._state.copy())
+        self.position = t
+
+    def event_times(self) -> list[float]:
+        return self._times
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        s = self._state
+        kind = event["kind"]
+        if kind == "state":
+            w = s.workers.get(event["worker"])
+            if w is None:
+                w = s.workers[event["worker"]] = ReplayWorker(event["worker"])
+            w.state = WorkerState(event["state"])
+            w.url = event.get("url")
+            w.since = float(event["t"])
+            w.pages = int(event.get("pages", w.pages))
+            w.paused = bool(event.get("paused", False))
+        elif kind == "fetch":
+            record = FetchRecord(**event["record"])
+            (s.failed if record.failed else s.done)[record.url] = record
+            s.recent.append(record)
+            if record.next_url is not None:
+                s.hops.append((record.url, record.next_url, bool(event.get("budget_left", True))))
+                if "target" in event:
+                    s.ends[record.next_url] = ChainEnd(event["target"])
+        s.counts = {k: event[k] for k in _COUNTS if k in event} or s.counts
+
+    # ---- what an observer reads, as a live Crawler answers it --------------------------
+
+    @property
+    def workers(self) -> dict[int, ReplayWorker]:
+        return self._state.workers
+
+    @property
+    def done(self) -> dict[str, FetchRecord]:
+        return self._state.done
+
+    @property
+    def failed(self) -> dict[str, FetchRecord]:
+        return self._state.failed
+
+    @property
+    def recent(self) -> deque[FetchRecord]:
+        return self._state.recent
+
+    @property
+    def phase(self) -> Phase:
+        return Phase(self._state.counts.get("phase", Phase.IDLE.value))
+
+    @property
+    def elapsed(self) -> float:
+        return self.position
+
+    @property
+    def unfinished(self) -> int:
+        return int(self._state.counts.get("unfinished", 0))
+
+    @property
+    def paused_all(self) -> bool:
+        return self.phase is Phase.PAUSED
+
+    def accounting(self) -> Accounting:
+        c = self._state.counts
+        return Accounting(*(int(c.get(k, 0)) for k in _ACCOUNTING))
+
+    def snapshot(self) -> Snapshot:
+        now = self.position
+        views = tuple(
+            WorkerView(w.id, w.state, w.url, max(now - w.since, 0.0), w.pages, w.paused, None)
+            for w in self._state.workers.values()
+        )
+        return Snapshot(
+            t=now,
+            elapsed=now,
+            phase=self.phase,
+            workers=views,
+            live_workers=sum(1 for w in self._state.workers.values() if w.alive),
+            accounting=self.accounting(),
+            unfinished=self.unfinished,
+            redirect_version=len(self._state.hops),
+        )
+
+    def chains(self) -> list[Chain]:
+        log = RedirectLog()
+        for source, target, budget_left in self._state.hops:
+            log.add(source, target, budget_left=budget_left)
+        return log.chains(self._outcome)
+
+    def _outcome(self, url: str) -> tuple[ChainEnd, int | None]:
+        if url in self._state.done:
+            return ChainEnd.FETCHED, self._state.done[url].status
+        if url in self._state.failed:
+            return ChainEnd.FAILED, None
+        return self._state.ends.get(url, ChainEnd.PENDING), None
+
+
+_ACCOUNTING = ("seen", "done", "failed", "filtered", "queued", "held", "unfetched")
+_COUNTS = ("phase", "unfinished", *_ACCOUNTING)
