@@ -36,8 +36,9 @@ def normalize(url: str, base: str | URL | None = None) -> str | None:
             # yarl prints an empty path as nothing; "http://h" and "http://h/" are one page.
             parsed = parsed.with_path("/")
         return str(parsed)
-    except (ValueError, UnicodeError, TypeError):
-        # yarl rejects bad ports, broken IPv6 literals and hosts IDNA cannot encode.
+    except (ValueError, UnicodeError, TypeError, IndexError):
+        # yarl rejects bad ports, broken IPv6 literals and hosts IDNA cannot encode; and
+        # some malformed authorities ("h[::1]@") trip it into an IndexError.
         return None
 
 

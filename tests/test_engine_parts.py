@@ -33,6 +33,7 @@ Serve = Callable[[dict[str, Handler]], Awaitable[str]]
         ("http://bücher.example/é", "http://xn--bcher-kva.example/%C3%A9"),
         ("http://h/100%", "http://h/100%25"),
         ("http://[::1", None),
+        ("https://h[::1]@", None),
         ("mailto:someone@example.com", None),
         ("javascript:alert(1)", None),
         ("data:text/html,hi", None),
@@ -188,3 +189,32 @@ def test_printable_escapes_control_and_bidi_characters() -> None:
     assert printable("[bold]x[/bold]") == "[bold]x[/bold]"  # markup is the UI's job to escape
     assert printable("abcdef", 4) == "abc…"
     assert printable("café ünïcode") == "café ünïcode"
+
+
+BASES = [
+    "http://h/",
+    "http://h/a/b",
+    "http://h/a/b/",
+    "http://h/a/b?q=1",
+    "https://h:8443/x/y/z.html",
+    "http://[::1]:8080/dir/",
+]
+HREFS = [
+    "x", "./x", "../x", "../../../x", "/x", "//other/x", "//other", "http://H:80/x",
+    "?q=2", "#f", "", " x ", "x y", "%7Ex", "/a/./b/../c", "mailto:a@b", "HTTPS://h/",
+    "x?y#z", ".", "..", "/", "//", "http:x", "http://", "https://h[::1]@", "é",
+]  # fmt: skip
+
+
+def resolved(hrefs: list[str], base: str) -> list[str]:
+    urls = (normalize(h, base) for h in hrefs)
+    return list(dict.fromkeys(u for u in urls if u is not None))
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_parse_links_resolves_every_href_as_normalize_does(base: str) -> None:
+    # parse_links remembers hrefs it has resolved; the memory must never change an answer,
+    # so the same hrefs are parsed on every base, in both orders.
+    for hrefs in (HREFS, HREFS[::-1]):
+        page = "".join(f'<a href="{h}">l</a>' for h in hrefs).encode()
+        assert parse_links(page, base, "utf-8")[1] == resolved(hrefs, base)

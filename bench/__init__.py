@@ -1,0 +1,1 @@
+"""crawlscope's benchmarks: run them all with `python -m bench [--quick]`."""

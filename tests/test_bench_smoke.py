@@ -1,0 +1,51 @@
+"""Smoke test of the benchmarks: each script's quick mode runs, exits 0 and writes its JSON
+with the expected keys. No timing is asserted: the machine running the tests is shared."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+# script -> keys its "figures" must have
+EXPECTED: dict[str, tuple[str, ...]] = {
+    "throughput": ("summary", "trials", "profile", "startup_s"),
+    "latency": ("summary", "trials"),
+    "loop_lag": ("crawls", "big_page", "tui"),
+    "ui_overhead": ("summary",),
+    "memory": ("idle", "big_crawl"),
+}
+
+
+def run_quick(script: str, results: Path) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", f"bench.{script}", "--quick", "--results-dir", str(results)]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.strip(), "a benchmark prints its table"
+    document: dict[str, Any] = json.loads((results / f"{script}.json").read_text())
+    return document
+
+
+@pytest.mark.parametrize("script", sorted(EXPECTED))
+def test_quick_mode_writes_its_results(script: str, tmp_path: Path) -> None:
+    document = run_quick(script, tmp_path)
+    assert document["benchmark"] == script
+    assert document["date"]
+    for key in ("nproc", "cpu_model", "python"):
+        assert key in document["machine"]
+    assert document["settings"]["quick"] is True
+    for key in EXPECTED[script]:
+        assert key in document["figures"], key
+    if script == "throughput":
+        for workers in ("8", "100"):
+            entry = document["figures"]["summary"][workers]
+            for kind in ("baseline", "engine", "command"):
+                assert entry[kind]["pages_per_s"] > 0
+            # Both crawled the same site (the baseline follows one redirect chain further).
+            assert abs(entry["engine"]["pages"] - entry["baseline"]["pages"]) <= 5
