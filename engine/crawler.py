@@ -7,6 +7,7 @@ work happens; `snapshot()` copies it in one pass. Nothing here knows a UI exists
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -15,11 +16,15 @@ import aiohttp
 
 from .config import CrawlConfig
 from .ledger import Answer, Ledger
+from .links import parse_links
 from .politeness import HostGate, RobotsCache, origin_of
 from .records import FetchRecord, describe_exception
 from .redirects import Chain
 from .snapshot import Accounting, Phase, Snapshot
 from .workers import Worker, WorkerState, WorkerView
+
+# Pages this big are parsed in a thread; smaller ones are faster parsed in place.
+PARSE_IN_THREAD_BYTES = 256 * 1024
 
 # Failures worth another try: the connection or the transfer, not a malformed answer
 # (a ClientResponseError would come back the same way every time).
@@ -219,6 +224,13 @@ class Crawler:
         )
         if self.ledger.will_parse(answer):
             await self._step(w, WorkerState.PARSING)
+            if len(body) >= PARSE_IN_THREAD_BYTES:
+                # A big page would hold the loop (and every other worker) for tens of ms;
+                # in a thread it holds it for a few (bench/loop_lag.py measures both).
+                parsed = await asyncio.get_running_loop().run_in_executor(
+                    None, parse_links, body, url, answer.charset, self.config.max_links
+                )
+                answer = dataclasses.replace(answer, parsed=parsed)
         self._finish(w, self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start))
 
     async def _request(

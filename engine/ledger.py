@@ -37,6 +37,7 @@ class Answer:
     location: str | None
     body: bytes
     problem: str | None = None  # why the body was not read in full (then it is not parsed)
+    parsed: tuple[str, list[str]] | None = None  # (encoding, links) if parsed already
 
 
 class Ledger:
@@ -107,6 +108,8 @@ class Ledger:
             next_url = normalize(location, url) if location else None
             if next_url is None:
                 exception = f"BadRedirect: unusable Location header {location!r}"
+        elif answer.parsed is not None and self.will_parse(answer):
+            encoding, links = answer.parsed
         elif self.will_parse(answer):
             encoding, links = parse_links(answer.body, url, answer.charset, self.config.max_links)
         new = 0

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 from aiohttp import web
 
+from crawlscope.engine import crawler as crawler_module
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.links import parse_links
 from crawlscope.engine.text import printable
@@ -218,3 +221,25 @@ def test_parse_links_resolves_every_href_as_normalize_does(base: str) -> None:
     for hrefs in (HREFS, HREFS[::-1]):
         page = "".join(f'<a href="{h}">l</a>' for h in hrefs).encode()
         assert parse_links(page, base, "utf-8")[1] == resolved(hrefs, base)
+
+
+async def test_a_big_page_is_parsed_off_the_loop_with_the_same_links(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[str] = []
+
+    def parse_and_note_thread(*args: Any) -> tuple[str, list[str]]:
+        threads.append(threading.current_thread().name)
+        return parse_links(*args)
+
+    monkeypatch.setattr(crawler_module, "parse_links", parse_and_note_thread)
+    links = "".join(f'<a href="/p{i}">p</a><p>{"filler " * 40}</p>' for i in range(1000))
+    body = f"<html><body>{links}</body></html>"
+    assert len(body.encode()) > 256 * 1024
+    root = await serve({"/": html(body)})
+    crawler = await run_crawl(root, max_pages=1)
+    record = crawler.done[root]
+    assert record.num_urls == 1000
+    assert record.encoding == "utf-8"
+    assert len(crawler.unfetched) == 1000
+    assert len(threads) == 1 and threads[0] != threading.main_thread().name
