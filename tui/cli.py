@@ -5,24 +5,36 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import sys
 from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol
 
 from crawlscope.engine.config import ConfigError
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.demo_site import DemoServer, serve_forever
 
+from .app import DEMO_FOR_THE_EYE, FRAMES_PER_SECOND, CrawlScopeApp
 from .headless import run_headless
 from .options import add_crawl_options, add_demo_options, crawl_config, demo_config
+from .screenshots import take_screenshot
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crawlscope",
         description="An asyncio web crawler you can watch think. With no command, "
-        "crawl the built-in demo site.",
+        "open the live TUI on the built-in demo site.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    tui = sub.add_parser(
+        "tui",
+        help="watch a crawl of ROOT... live (no ROOT: the built-in demo site)",
+        description="The live TUI. With no ROOT it crawls the built-in demo site, served "
+        "in-process; the demo options tune that site. The report is printed when you quit.",
+    )
+    add_tui_arguments(tui)
 
     crawl = sub.add_parser("crawl", help="crawl ROOT... headless; the report goes to stdout")
     crawl.add_argument("roots", nargs="+", metavar="ROOT", help="URL to start from")
@@ -39,6 +51,104 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("roots", nargs="*", metavar="ROOT", help="URL to start from")
+    add_crawl_options(parser)
+    demo = parser.add_argument_group("the demo site (when no ROOT is given)")
+    # The demo site a person watches is bigger and slower than the one benchmarks hammer.
+    eye = DEMO_FOR_THE_EYE
+    overrides = {"pages": eye.pages, "latency": eye.latency, "jitter": eye.jitter}
+    add_demo_options(_Defaults(demo, overrides))  # type: ignore[arg-type]
+    ui = parser.add_argument_group("the screen")
+    ui.add_argument("--paused", action="store_true", help="start with the crawl paused")
+    ui.add_argument(
+        "--slowmo",
+        type=_seconds,
+        default=0.0,
+        metavar="S",
+        help="linger S seconds at each state change (the s key cycles 0, 0.25, 0.5, 1)",
+    )
+    ui.add_argument(
+        "--fps",
+        type=_fps,
+        default=FRAMES_PER_SECOND,
+        metavar="N",
+        help=f"screen refreshes a second, 1 to 30 (default {FRAMES_PER_SECOND:g}); "
+        "fewer leave more of the loop to the crawl",
+    )
+    ui.add_argument(
+        "--screenshot",
+        metavar="PATH",
+        help="no terminal: run headless, save an SVG screenshot to PATH, and quit",
+    )
+    ui.add_argument(
+        "--screenshot-after",
+        type=_seconds,
+        default=3.0,
+        metavar="S",
+        help="seconds of crawling before the screenshot (default 3)",
+    )
+    ui.add_argument(
+        "--size",
+        type=_size,
+        default=(120, 40),
+        metavar="WxH",
+        help="terminal size for --screenshot (default 120x40)",
+    )
+
+
+class _TakesArguments(Protocol):
+    def add_argument(self, *flags: str, **kwargs: Any) -> argparse.Action: ...
+
+
+class _Defaults:
+    """Stands in for a parser: passes each add_argument on with some defaults replaced,
+    in the help text too (add_demo_options writes the demo site's own defaults there)."""
+
+    def __init__(self, target: _TakesArguments, defaults: dict[str, float]) -> None:
+        self.target = target
+        self.defaults = defaults
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> argparse.Action:
+        dest = flags[0].lstrip("-").replace("-", "_")
+        if dest in self.defaults:
+            value = self.defaults[dest]
+            kwargs["default"] = value
+            help_text = re.sub(r"\s*\(default [^)]*\)", "", kwargs.get("help", ""))
+            kwargs["help"] = f"{help_text} (default {value:g})"
+        return self.target.add_argument(*flags, **kwargs)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
+def _fps(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= 30:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 30, not {text}")
+    return value
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size like 120x40: {text!r}") from None
+    if width < 20 or height < 8:
+        raise argparse.ArgumentTypeError(f"too small: {text}")
+    return width, height
+
+
 def _fail(message: str) -> int:
     print(f"crawlscope: {message}", file=sys.stderr)
     return 2
@@ -53,13 +163,19 @@ async def _crawl_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
-        # No command: the demo, taking any crawl or demo-site options given.
-        demo_parser = argparse.ArgumentParser(prog="crawlscope")
-        add_crawl_options(demo_parser)
-        add_demo_options(demo_parser)
-        args = demo_parser.parse_args(argv)
-        return _run(lambda: _crawl_demo(args))
+        # No command: the TUI on the demo site, taking any crawl or demo options given.
+        # Without a terminal to draw on (a pipe, CI), the same demo crawl runs headless.
+        if sys.stdout.isatty() or "--screenshot" in argv:
+            argv = ["tui", *argv]
+        else:
+            demo_parser = argparse.ArgumentParser(prog="crawlscope")
+            add_crawl_options(demo_parser)
+            add_demo_options(demo_parser)
+            args = demo_parser.parse_args(argv)
+            return _run(lambda: _crawl_demo(args))
     args = build_parser().parse_args(argv)
+    if args.command == "tui":
+        return _tui(args)
     if args.command == "demo-site":
         return _demo_site(args)
     return _run(
@@ -80,6 +196,39 @@ def _run(make: Callable[[], Coroutine[None, None, int]]) -> int:
     except KeyboardInterrupt:
         print("crawlscope: interrupted", file=sys.stderr)
         return 130
+
+
+def _tui(args: argparse.Namespace) -> int:
+    """Open the TUI; after it closes, print the report (unless it only took a screenshot)."""
+    try:
+        # Checked here, so a bad option is a one-line error before the screen opens.
+        crawl_config(args, args.roots or ["http://127.0.0.1/"])
+        demo = demo_config(args)
+    except (ConfigError, ValueError) as exc:
+        return _fail(str(exc))
+    app = CrawlScopeApp(
+        args.roots,
+        make_config=lambda roots: crawl_config(args, list(roots)),
+        demo=demo,
+        start_paused=args.paused,
+        slowmo=args.slowmo,
+        fps=args.fps,
+    )
+    if args.screenshot:
+        try:
+            saved = take_screenshot(app, args.screenshot, args.screenshot_after, args.size)
+        except OSError as exc:
+            return _fail(f"cannot write the screenshot: {exc}")
+        print(f"crawlscope: screenshot saved to {saved}", file=sys.stderr)
+        return 0
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
+    code = app.run()
+    app.write_report(sys.stdout)
+    if app.crawl_error:
+        print(f"crawlscope: the crawl failed: {app.crawl_error}", file=sys.stderr)
+        return 1
+    return code if code is not None else 0
 
 
 def _demo_site(args: argparse.Namespace) -> int:

@@ -1,0 +1,116 @@
+"""Crawled text is shown literally: markup stays characters, escapes are escaped."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from rich.text import Text
+from textual.app import App, ComposeResult
+from tui_support import config, crawler_of, frames, screen_text, until
+
+from crawlscope.engine.records import FetchRecord
+from crawlscope.engine.redirects import Chain, ChainEnd
+from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.text import printable
+from crawlscope.engine.workers import WorkerState, WorkerView
+from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.format import short_url
+from crawlscope.tui.widgets.recent_fetches import RecentFetches
+from crawlscope.tui.widgets.redirect_tree import RedirectTree
+from crawlscope.tui.widgets.status_line import StatusLine, StatusView
+from crawlscope.tui.widgets.workers_table import WorkersTable
+from helpers import Handler, html
+
+MARKUP = "[bold]x[/bold]"
+CLICK = "[@click=app.quit]"
+ANSI = "\x1b[31m"
+LOCATION = f"javascript:{MARKUP}{CLICK}"
+
+Serve = Callable[[dict[str, Handler]], Awaitable[str]]
+
+
+async def test_markup_and_escapes_in_crawled_urls_render_literally(serve: Serve) -> None:
+    async def redirect(_request: web.Request) -> web.Response:
+        # Not http(s): the crawler cannot follow it and reports it, header text and all.
+        return web.Response(status=302, headers={"Location": LOCATION})
+
+    page = (
+        f'<a href="/{MARKUP}">a</a> <a href="/{CLICK}">b</a>'
+        f' <a href="/red{ANSI}text">c</a> <a href="/r">d</a>'
+    )
+    root = await serve({"/": html(page), "/r": redirect, "/{tail:.*}": html("leaf")})
+    app = CrawlScopeApp([root], make_config=config(2))
+    # Wide, so that the whole exception line fits in the recent-fetches panel.
+    async with app.run_test(size=(300, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")
+        await frames(pilot, 3)
+        text = screen_text(app)
+        assert app.is_running  # [@click=app.quit] quit nothing
+        origin = root.rstrip("/")
+        for url in list(crawler.done)[1:]:
+            # However the engine spelled the URL, the screen shows exactly that.
+            assert printable(short_url(url, origin)) in text, url
+        assert "unusable Location header" in text
+        assert MARKUP in text and CLICK in text  # from the Location header, unencoded
+        assert "\x1b" not in text
+
+
+class Panels(App[None]):
+    """The widgets alone, fed hostile text directly, whatever the engine would do to it."""
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine()
+        yield WorkersTable()
+        yield RecentFetches()
+        yield RedirectTree()
+
+
+HOSTILE = f"http://h/{MARKUP}{CLICK}{ANSI}red\u202eevil"
+
+
+async def test_each_widget_shows_hostile_text_as_characters() -> None:
+    app = Panels()
+    async with app.run_test(size=(200, 30)) as pilot:
+        now = time.time()
+        record = FetchRecord(
+            url=HOSTILE, status=None, next_url=None, exception=f"Boom: {MARKUP}{ANSI}",
+            size=0, content_type=None, encoding=None, num_urls=0, num_new_urls=0, tries=1,
+            depth=0, referrer=None, worker=0, t_start=now, t_end=now,
+        )  # fmt: skip
+        app.query_one(StatusLine).show(StatusView(Phase.RUNNING, 1.0, 1, 1, 0.0, site=HOSTILE))
+        app.query_one(WorkersTable).show(
+            [WorkerView(0, WorkerState.BODY, HOSTILE, 0.5, 3, False, None)]
+        )
+        app.query_one(RecentFetches).show([record], record)
+        chain = Chain((HOSTILE, f"{HOSTILE}/2"), ChainEnd.LOOP, None, meets=True)
+        app.query_one(RedirectTree).show([chain])
+        await pilot.pause()
+        text = screen_text(app)
+        escaped = printable(HOSTILE)
+        assert "\\x1b[31m" in escaped and "\\u202e" in escaped
+        for widget in (StatusLine, WorkersTable, RecentFetches, RedirectTree):
+            lines = screen_text_of(app, widget)
+            assert escaped in lines, f"{widget.__name__} did not show the URL literally"
+        assert f"Boom: {MARKUP}\\x1b[31m" in text
+        assert "\x1b" not in text and "\u202e" not in text
+        assert app.is_running
+
+
+def screen_text_of(app: App[None], widget: type) -> str:
+    from textual.geometry import Region
+
+    w = app.query_one(widget)
+    strips = w.render_lines(Region(0, 0, w.size.width, w.size.height))
+    return "\n".join(strip.text for strip in strips)
+
+
+def test_crawled_text_is_never_markup() -> None:
+    """The helper every widget uses makes a Text with no spans from markup."""
+    from crawlscope.tui.format import crawled
+
+    shown = crawled(MARKUP + CLICK)
+    assert isinstance(shown, Text)
+    assert shown.plain == MARKUP + CLICK and not shown.spans

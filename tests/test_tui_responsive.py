@@ -1,0 +1,73 @@
+"""With 100 workers crawling and thousands of URLs queued, a key is acted on at once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from textual import events
+from tui_support import TIMEOUT, config, crawler_of, until
+
+from crawlscope.engine.demo_site import DemoConfig
+from crawlscope.engine.snapshot import Phase
+from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.widgets.status_line import StatusLine
+from crawlscope.tui.widgets.workers_table import WorkersTable
+
+# Frames (timer ticks, 15 a second) allowed between a key press and its effect on
+# screen. The app shows the effect in the very handler of the key; the slack is for
+# ticks already queued on a loaded machine. Counting frames, not seconds, keeps the
+# test independent of the machine's speed.
+MAX_FRAMES = 5
+
+
+async def frames_until_shown(
+    app: CrawlScopeApp, key: str, shown: Callable[[], bool], what: str
+) -> int:
+    """Send `key` as a terminal would and count the frames until `shown()` holds.
+
+    Pilot.press is not used: it waits for the whole process to go idle after each key,
+    which a crawl with 100 workers never does, so it would count its own waiting.
+    """
+    start = app.frames
+    app.post_message(events.Key(key, key if len(key) == 1 else None))
+    deadline = time.monotonic() + TIMEOUT
+    while not shown():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for: {what}")
+        await asyncio.sleep(0.005)
+    return app.frames - start
+
+
+def status(app: CrawlScopeApp) -> str:
+    return app.query_one(StatusLine).render().plain
+
+
+async def test_keys_act_within_a_few_frames_while_100_workers_crawl() -> None:
+    demo = DemoConfig(pages=20_000, latency=0.01, jitter=0.01)
+    app = CrawlScopeApp(make_config=config(100), demo=demo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(
+            pilot,
+            lambda: len(crawler.done) >= 300 and crawler.q.qsize() >= 1000,
+            "a busy crawl with a long queue",
+        )
+        assert sum(1 for w in crawler.workers.values() if w.alive) == 100
+
+        spent = await frames_until_shown(app, "p", lambda: "PAUSED" in status(app), "paused")
+        assert crawler.paused_all
+        assert spent <= MAX_FRAMES, f"pause took {spent} frames"
+
+        spent = await frames_until_shown(app, "p", lambda: "RUNNING" in status(app), "resumed")
+        assert crawler.phase is Phase.RUNNING
+        assert spent <= MAX_FRAMES, f"resume took {spent} frames"
+
+        table = app.query_one(WorkersTable)
+        spent = await frames_until_shown(app, "a", lambda: table.row_count == 101, "a row")
+        assert len(crawler.workers) == 101
+        assert spent <= MAX_FRAMES, f"adding a worker took {spent} frames"
+        # Only what is on screen is looked at each frame: the table is far shorter than
+        # 101 rows, so most rows were never refreshed after being added.
+        assert table.size.height < 40

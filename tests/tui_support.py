@@ -1,0 +1,74 @@
+"""Helpers for driving the TUI in tests: bounded waits, never wall-clock assertions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from textual.geometry import Region
+from textual.pilot import Pilot
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.tui.app import CrawlScopeApp
+
+# Generous: a loaded two-core CI machine may be many times slower than a laptop.
+TIMEOUT = 60.0
+
+
+def config(tasks: int, **options: object) -> Callable[[Sequence[str]], CrawlConfig]:
+    return lambda roots: CrawlConfig(roots=tuple(roots), max_tasks=tasks, **options)  # type: ignore[arg-type]
+
+
+async def until(
+    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float = TIMEOUT
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for: {what} ({describe(pilot.app)})")
+        await pilot.pause(0.02)
+
+
+def describe(app: object) -> str:
+    """The app's crawl in one line, for a failure message."""
+    if not isinstance(app, CrawlScopeApp):
+        return repr(app)
+    crawler = app.crawler
+    if crawler is None:
+        return f"no crawler yet; error={app.crawl_error!r}; frames={app.frames}"
+    states = [w.state.value for w in crawler.workers.values()]
+    return f"{crawler.phase}; {crawler.accounting().line()}; workers={states}"
+
+
+async def crawler_of(pilot: Pilot[int]) -> Crawler:
+    app = pilot.app
+    assert isinstance(app, CrawlScopeApp)
+    await until(
+        pilot,
+        lambda: app.crawl_error is not None or (app.crawler is not None and app.crawler.t0),
+        "the crawl to start",
+    )
+    assert app.crawl_error is None, app.crawl_error
+    assert app.crawler is not None
+    return app.crawler
+
+
+async def frames(pilot: Pilot[int], count: int) -> None:
+    """Let the app draw `count` more frames (and the screen catch up with them)."""
+    app = pilot.app
+    assert isinstance(app, CrawlScopeApp)
+    target = app.frames + count
+    await until(pilot, lambda: app.frames >= target, f"{count} frames")
+    await pilot.pause()
+
+
+def screen_text(app: CrawlScopeApp) -> str:
+    """The text of every widget on screen, as drawn (styles dropped)."""
+    parts = []
+    for widget in app.screen.query("*"):
+        if widget.children or not widget.display or not widget.size.area:
+            continue
+        strips = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+        parts.append("\n".join(strip.text for strip in strips))
+    return "\n".join(parts)

@@ -1,0 +1,449 @@
+"""The live TUI: the app wires the engine to the widgets; the widgets show; the engine decides.
+
+The crawl runs as an async Textual worker on the app's own event loop, so the screen and
+the crawler share one loop, as the chapter's single-threaded design intends. The screen
+samples the crawler on a timer; the engine never calls the UI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import ClassVar, TextIO
+
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer
+from textual.worker import Worker, WorkerCancelled, WorkerFailed
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from crawlscope.engine.report import write_report
+from crawlscope.engine.snapshot import Phase, Snapshot
+from crawlscope.engine.text import printable
+from crawlscope.engine.workers import Worker as CrawlWorker
+from crawlscope.engine.workers import WorkerState
+
+from .commands import CrawlCommands
+from .format import origin_of
+from .history import History
+from .widgets.help_screen import HelpScreen
+from .widgets.queue_panel import QueuePanel, QueueView
+from .widgets.recent_fetches import RecentFetches
+from .widgets.redirect_tree import RedirectTree
+from .widgets.status_line import StatusLine, StatusView
+from .widgets.workers_table import WorkersTable
+
+# The demo site when the TUI opens on it: slow enough that a person sees states change,
+# big enough that the crawl lasts a while.
+DEMO_FOR_THE_EYE = DemoConfig(pages=1000, latency=0.1, jitter=0.2)
+
+SLOWMO_STEPS = (0.0, 0.25, 0.5, 1.0)
+FRAMES_PER_SECOND = 15.0
+# The workers table is redrawn every this many frames. DataTable re-renders every visible
+# cell whenever any cell changes, and on a busy crawl something changes every frame: at
+# 100 workers that is most of a frame's cost. 7.5 redraws a second still read as motion;
+# a key's effect is drawn at once regardless (the actions redraw everything).
+TABLE_EVERY = 2
+# The redirect tree is rebuilt from the whole log, so it is redrawn at most this often.
+CHAINS_EVERY = 0.5
+
+# Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
+BOTTOM_MIN = 11
+
+OVER = frozenset({Phase.STOPPING, Phase.FINISHED, Phase.STOPPED})
+# Actions that steer the crawl; they stop applying once it is over.
+CRAWL_ACTIONS = frozenset(
+    {"pause_all", "resume_all", "pause_worker", "resume_worker", "cancel_worker", "add_worker",
+     "remove_worker", "slowmo"}
+)  # fmt: skip
+
+ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
+
+
+def default_config(roots: Sequence[str]) -> CrawlConfig:
+    return CrawlConfig(roots=tuple(roots))
+
+
+class CrawlScopeApp(App[int]):
+    """Crawl `roots` (none: the built-in demo site, served in-process) and show it live."""
+
+    TITLE = "crawlscope"
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {CrawlCommands}
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+    # p and space each have two bindings; check_action shows the one that applies, so
+    # the footer says "Resume" while paused.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "pause_all", "Pause"),
+        Binding("p", "resume_all", "Resume"),
+        Binding("space", "pause_worker", "Pause one"),
+        Binding("space", "resume_worker", "Resume one"),
+        Binding("c", "cancel_worker", "Cancel"),
+        Binding("delete", "cancel_worker", "Cancel", show=False),
+        Binding("a", "add_worker", "Add"),
+        Binding("plus", "add_worker", "Add", show=False),
+        Binding("minus", "remove_worker", "Remove", key_display="-"),
+        Binding("s", "slowmo(1)", "Slow-mo"),
+        Binding("S", "slowmo(-1)", "Slow-mo back", show=False),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        roots: Sequence[str] = (),
+        *,
+        make_config: ConfigMaker = default_config,
+        demo: DemoConfig | None = None,
+        start_paused: bool = False,
+        slowmo: float = 0.0,
+        reproducible: bool = False,
+        fps: float = FRAMES_PER_SECOND,
+    ) -> None:
+        """`make_config` builds the crawl's config from the roots (the demo site's URL
+        when `roots` is empty). `reproducible` shows dashes for every wall-clock figure
+        and leaves out the demo site's port and source line numbers, so that screenshots
+        of one crawl state are identical from run to run (and Python release)."""
+        super().__init__()
+        self.roots = tuple(roots)
+        self.make_config = make_config
+        self.demo = demo or DEMO_FOR_THE_EYE
+        self.start_paused = start_paused
+        self.reproducible = reproducible
+        self.fps = fps
+        self.crawler: Crawler | None = None
+        self.crawl_error: str | None = None
+        self.frames = 0  # timer ticks so far: what "within N frames" counts
+        self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per _tick
+        self.site = ""
+        self._slowmo = slowmo
+        self._history = History()
+        self._crawl_worker: Worker[None] | None = None
+        self._quitting = False
+        self._chains_version = -1
+        self._chains_at = 0.0
+        self._bindings_state: tuple[object, ...] = ()
+        self._layout_key: tuple[int, int] = (0, 0)
+        self._timer: Timer | None = None
+
+    # ---- layout and start ------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Container(id="panels"):
+            workers = WorkersTable(id="workers")
+            workers.border_title = "workers"
+            yield workers
+            queue = QueuePanel(id="queue")
+            queue.border_title = "queue"
+            yield queue
+            recent = RecentFetches(id="recent")
+            recent.border_title = "recent fetches"
+            yield recent
+            chains = RedirectTree(id="redirects")
+            chains.border_title = "redirect chains"
+            yield chains
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # Looked up once: a frame must not search the DOM, and the timer may fire once
+        # more while the screen is being taken down.
+        self._status = self.query_one(StatusLine)
+        self._table = self.query_one(WorkersTable)
+        self._queue = self.query_one(QueuePanel)
+        self._recent = self.query_one(RecentFetches)
+        self._tree = self.query_one(RedirectTree)
+        self._panels = self.query_one("#panels", Container)
+        self._footer = self.query_one(Footer)
+        self._table.frozen = self._recent.frozen = self.reproducible
+        self._crawl_worker = self.run_worker(
+            self._run_crawl(), name="crawl", group="crawl", exit_on_error=False
+        )
+        self._timer = self.set_interval(1 / self.fps, self._tick)
+        self._table.focus()
+
+    async def on_unmount(self) -> None:
+        # Closing without q (an error, a test's end): Textual has cancelled the crawl's
+        # worker; wait for its cleanup (workers, session, demo site) on this loop.
+        if self._timer is not None:
+            self._timer.stop()
+        if self.crawler is not None and self.crawler.phase not in OVER:
+            self.crawler.stop()
+        if self._crawl_worker is not None:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await self._crawl_worker.wait()
+
+    async def _run_crawl(self) -> None:
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                roots = self.roots
+                if not roots:
+                    server = await stack.enter_async_context(DemoServer(self.demo))
+                    roots = (server.url,)
+                    self.site = "demo site" if self.reproducible else f"demo site {server.url}"
+                else:
+                    self.site = " ".join(roots)
+                crawler = Crawler(self.make_config(roots))
+                crawler.slowmo = self._slowmo
+                if self.start_paused:
+                    crawler.pause_all()
+                origin = origin_of(crawler.config.root_urls[0])
+                self._table.origin = self._recent.origin = self._tree.origin = origin
+                self.crawler = crawler
+                await crawler.crawl()
+        except Exception as exc:
+            # The screen stays up with the message; the exit status says it failed.
+            self.crawl_error = printable(f"{type(exc).__name__}: {exc}", 200)
+            self.notify(self.crawl_error, title="the crawl failed", severity="error", timeout=30)
+        finally:
+            self.refresh_bindings()
+
+    # ---- a frame ---------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        if not self.is_running:
+            return  # shutting down: the widgets are being taken off the screen
+        started = time.perf_counter()
+        self._redraw(table=self.frames % TABLE_EVERY == 0)
+        self.frames += 1
+        self.frame_costs.append(time.perf_counter() - started)
+
+    def _redraw(self, table: bool = True) -> None:
+        crawler = self.crawler
+        if crawler is not None:
+            self._show(crawler, crawler.snapshot(), table)
+        else:
+            self._status.show(self._status_view(None, None))
+
+    def _show(self, crawler: Crawler, snap: Snapshot, table: bool) -> None:
+        if table or snap.phase in OVER:
+            self._table.retiring = frozenset(w.id for w in crawler.workers.values() if w.retiring)
+            self._table.show(snap.workers)
+            self._fit_workers(self._table.row_count)
+        a = snap.accounting
+        finished = a.done + a.failed
+        over = snap.phase in OVER
+        if not self.reproducible and not over and self._history.feed(snap.t, a.queued, finished):
+            self._queue.show_history(self._history.queue_sizes(), self._history.throughputs())
+        rate: float | None = None
+        if not self.reproducible:
+            if over:
+                rate = finished / snap.elapsed if snap.elapsed else 0.0
+            else:
+                rate = self._history.rate(snap.t, finished)
+        paused = sum(
+            1
+            for w in snap.workers
+            if w.state is WorkerState.PAUSED and w.task is not None and not w.task.done()
+        )
+        self._queue.show(
+            QueueView(snap.phase, a, snap.unfinished, snap.live_workers, paused, rate, over)
+        )
+        recent = crawler.recent
+        self._recent.show(reversed(recent), recent[-1] if recent else None)
+        if snap.redirect_version != self._chains_version and (
+            snap.t - self._chains_at >= CHAINS_EVERY or over
+        ):
+            self._chains_version = snap.redirect_version
+            self._chains_at = snap.t
+            self._tree.show(crawler.chains())
+        self._status.show(self._status_view(crawler, snap))
+        self._refresh_bindings_if_changed(crawler, snap)
+
+    def _status_view(self, crawler: Crawler | None, snap: Snapshot | None) -> StatusView:
+        note = ""
+        if self.crawl_error:
+            note = self.crawl_error
+        elif self._quitting:
+            note = "quitting…"
+        if crawler is None or snap is None:
+            return StatusView(None, None, 0, 0, self._slowmo, self.site, note)
+        return StatusView(
+            phase=snap.phase,
+            elapsed=None if self.reproducible else snap.elapsed,
+            live_workers=snap.live_workers,
+            busy_workers=snap.accounting.held,
+            slowmo=crawler.slowmo,
+            site=self.site,
+            note=note,
+        )
+
+    def _refresh_bindings_if_changed(self, crawler: Crawler, snap: Snapshot) -> None:
+        # The footer greys out keys that do not apply; it only needs telling when the
+        # answer can have changed, not every frame.
+        selected = self._selected()
+        state = (
+            snap.phase,
+            crawler.paused_all,
+            self._quitting,
+            snap.live_workers,
+            selected is not None and selected.alive,
+            selected is not None and selected.paused,
+            selected is not None and selected.retiring,
+            frozenset(w.id for w in crawler.workers.values() if w.retiring),
+        )
+        if state != self._bindings_state:
+            self._bindings_state = state
+            self.refresh_bindings()
+
+    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.refresh_bindings()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._timer is None:
+            return  # not mounted yet; on_mount's first frames do the fitting
+        # Every key must fit in the footer at 80 columns, quit and help included.
+        self._footer.compact = event.size.width < 100
+        self._footer.show_command_palette = event.size.width >= 100
+        self._fit_workers(self._table.row_count)
+
+    def _fit_workers(self, rows: int) -> None:
+        """The workers panel is as tall as its rows need, up to what leaves the panels
+        below their minimum; they get the rest."""
+        height = self._panels.size.height
+        if (rows, height) == self._layout_key or not height:
+            return
+        self._layout_key = (rows, height)
+        wanted = rows + 3  # border and header
+        # At most 3/5 of the height (the recent fetches and chains deserve room too),
+        # and never so much that the panels below get less than they need.
+        workers = max(6, min(wanted, height - BOTTOM_MIN, height * 3 // 5))
+        self._panels.styles.grid_rows = f"{workers} 1fr"
+
+    # ---- which keys apply ------------------------------------------------------------
+
+    def _selected(self) -> CrawlWorker | None:
+        crawler = self.crawler
+        worker_id = self._table.selected_worker
+        if crawler is None or worker_id is None:
+            return None
+        return crawler.workers.get(worker_id)
+
+    def action_applies(self, action: str) -> bool:
+        """Whether `action` can act now (the command palette offers only these)."""
+        return bool(self.check_action(action.split("(")[0], ()))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in CRAWL_ACTIONS:
+            return True
+        crawler = self.crawler
+        if crawler is None or self._quitting:
+            # Not yet (or no longer) possible: shown greyed out, the pause keys only once.
+            return None if action not in ("resume_all", "resume_worker") else False
+        if crawler.phase in OVER:
+            return False  # hidden: nothing left to steer
+        if action == "pause_all":
+            return not crawler.paused_all
+        if action == "resume_all":
+            return crawler.paused_all
+        if action in ("pause_worker", "resume_worker", "cancel_worker"):
+            w = self._selected()
+            paused = w is not None and w.paused
+            if action == "pause_worker" and paused:
+                return False
+            if action == "resume_worker" and not paused:
+                return False
+            if w is None or not w.alive:
+                return None
+            if action == "cancel_worker" and w.retiring:
+                return None
+        if action == "remove_worker" and not any(
+            w.alive and not w.retiring for w in crawler.workers.values()
+        ):
+            return None
+        return True
+
+    # ---- actions ---------------------------------------------------------------------
+
+    def action_pause_all(self) -> None:
+        if self.crawler is not None:
+            self.crawler.pause_all()
+            self._redraw()
+
+    def action_resume_all(self) -> None:
+        if self.crawler is not None:
+            self.crawler.resume_all()
+            self._redraw()
+
+    def action_pause_worker(self) -> None:
+        w = self._selected()
+        if w is not None and self.crawler is not None:
+            self.crawler.pause(w.id)
+            self._redraw()
+
+    def action_resume_worker(self) -> None:
+        w = self._selected()
+        if w is not None and self.crawler is not None:
+            self.crawler.resume(w.id)
+            self._redraw()
+
+    def action_cancel_worker(self) -> None:
+        w = self._selected()
+        if w is not None and self.crawler is not None:
+            self.crawler.cancel_worker(w.id)
+            self._redraw()
+
+    def action_add_worker(self) -> None:
+        if self.crawler is not None:
+            self.crawler.add_worker()
+            self._redraw()
+
+    def action_remove_worker(self) -> None:
+        if self.crawler is not None:
+            self.crawler.remove_worker()
+            self._redraw()
+
+    def action_slowmo(self, direction: int = 1) -> None:
+        if self.crawler is None:
+            return
+        current = self.crawler.slowmo
+        steps = SLOWMO_STEPS
+        index = min(range(len(steps)), key=lambda i: abs(steps[i] - current))
+        self._slowmo = steps[(index + direction) % len(steps)]
+        self.crawler.slowmo = self._slowmo
+        self.notify(
+            f"{self._slowmo:g} s at each state change" if self._slowmo else "full speed",
+            title="slow motion",
+            timeout=2,
+        )
+        self._redraw()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        """Stop the crawl gracefully (its workers cancelled, its session closed), then exit."""
+        if self._quitting:
+            return
+        self._quitting = True
+        self.refresh_bindings()
+        crawler = self.crawler
+        if crawler is not None and crawler.phase not in OVER:
+            crawler.stop()
+        elif crawler is None and self._crawl_worker is not None:
+            self._crawl_worker.cancel()  # still starting the demo site: nothing to report
+        # Waiting happens in a worker, so the screen keeps drawing "quitting…" meanwhile.
+        self.run_worker(self._exit_when_stopped(), name="quit", group="quit")
+
+    async def _exit_when_stopped(self) -> None:
+        if self._crawl_worker is not None:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await self._crawl_worker.wait()
+        self.exit(1 if self.crawl_error else 0)
+
+    # ---- after the app closes --------------------------------------------------------
+
+    def write_report(self, out: TextIO) -> bool:
+        """Print the crawl's report (if it started); True if there was one."""
+        crawler = self.crawler
+        if crawler is None or crawler.t0 is None:
+            return False
+        write_report(crawler, out)
+        return True

@@ -1,0 +1,143 @@
+"""Screenshots of the TUI, taken headlessly: one on demand, or all of the README's.
+
+    python -m crawlscope.tui.screenshots [DIR]     (default: screenshots/)
+
+Each scene runs the real app on the in-process demo site, steers it the way a person
+would (keys pressed through Textual's Pilot), and saves an SVG.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.demo_site import DemoConfig
+from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.workers import WorkerState
+
+from .app import CrawlScopeApp
+
+Steer = Callable[[Pilot[int], CrawlScopeApp], Awaitable[None]]
+
+
+def take_screenshot(
+    app: CrawlScopeApp,
+    path: str | Path,
+    after: float,
+    size: tuple[int, int] = (120, 40),
+    steer: Steer | None = None,
+) -> Path:
+    """Run `app` headless at `size`, let it crawl `after` seconds, run `steer`, then save
+    an SVG of the screen to `path` and quit. Returns the path written."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+
+    async def pilot(p: Pilot[int]) -> None:
+        await p.pause(after)
+        if steer is not None:
+            await steer(p, app)
+        await p.pause(0.3)  # a few frames, so the screen shows the last step
+        app.save_screenshot(filename=target.name, path=str(target.parent))
+        await app.action_quit()
+
+    app.run(headless=True, size=size, auto_pilot=pilot)
+    return target
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the app never reached the state asked for")
+        await asyncio.sleep(0.05)
+
+
+# ---- the README's scenes --------------------------------------------------------------
+
+
+def _config(tasks: int) -> Callable[[Sequence[str]], CrawlConfig]:
+    return lambda roots: CrawlConfig(roots=tuple(roots), max_tasks=tasks)
+
+
+async def _select_row(p: Pilot[int], row: int) -> None:
+    for _ in range(row):
+        await p.press("down")
+
+
+async def _pause_one(p: Pilot[int], app: CrawlScopeApp) -> None:
+    await _select_row(p, 2)
+    await p.press("space")
+    crawler = app.crawler
+    assert crawler is not None
+    await wait_for(lambda: crawler.workers[2].state is WorkerState.PAUSED)
+
+
+async def _cancel_one(p: Pilot[int], app: CrawlScopeApp) -> None:
+    await _select_row(p, 3)
+    await p.press("c")
+    crawler = app.crawler
+    assert crawler is not None
+    await wait_for(lambda: crawler.workers[3].state is WorkerState.CANCELLED)
+    await p.press("a")  # a fresh worker takes its place at the bottom
+
+
+async def _show_chains(p: Pilot[int], app: CrawlScopeApp) -> None:
+    crawler = app.crawler
+    assert crawler is not None
+    await wait_for(lambda: crawler.phase is Phase.FINISHED, timeout=60)
+    await p.press("tab")  # the redirect tree takes the focus (and its border lights up)
+
+
+SCENES: dict[str, tuple[Callable[[], CrawlScopeApp], float, tuple[int, int], Steer | None]] = {
+    "overview.svg": (
+        lambda: CrawlScopeApp(make_config=_config(12)),
+        12.0,  # long enough for the sparklines to show a stretch of the minute
+        (120, 40),
+        None,
+    ),
+    "paused-worker.svg": (
+        lambda: CrawlScopeApp(make_config=_config(10)),
+        2.0,
+        (120, 40),
+        _pause_one,
+    ),
+    "cancelled-worker.svg": (
+        lambda: CrawlScopeApp(make_config=_config(10)),
+        2.0,
+        (120, 40),
+        _cancel_one,
+    ),
+    "redirect-loop.svg": (
+        lambda: CrawlScopeApp(
+            make_config=_config(10), demo=DemoConfig(pages=40, latency=0.02, jitter=0.02)
+        ),
+        0.5,
+        (120, 40),
+        _show_chains,
+    ),
+    "narrow-80x24.svg": (
+        lambda: CrawlScopeApp(make_config=_config(10)),
+        3.0,
+        (80, 24),
+        None,
+    ),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    out = Path(args[0] if args else "screenshots")
+    for name, (make, after, size, steer) in SCENES.items():
+        path = take_screenshot(make(), out / name, after, size, steer)
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

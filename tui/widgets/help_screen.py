@@ -1,0 +1,76 @@
+"""The `?` screen: the keys, and each worker state in the chapter's terms."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# crawlscope: what you are looking at
+
+Each row of **workers** is one `asyncio.Task` running the chapter's worker loop:
+`url = await q.get()`, fetch it, `q.task_done()`, again. The engine writes the
+state at each step; *suspended at* is read from the task itself, by walking
+`task.get_coro().cr_await` down to the innermost coroutine, with the file and
+line where it sits in `await` right now.
+
+- **waiting**: suspended in `await q.get()`. The queue is empty, so `get()` parked
+  a Future and gave control back to the loop; a `put()` will resolve it.
+- **robots**: waiting for the host's robots.txt, fetched once per host before its
+  first page; every worker with a URL on that host waits on the same Future.
+- **throttled**: waiting for the per-host limit (`--per-host`) or delay (`--delay`,
+  or the site's Crawl-delay) before sending its request.
+- **connecting**: aiohttp is getting a connection (DNS, the TCP handshake, TLS, or
+  a free slot in the pool), each a Future resolved when the socket is ready.
+- **headers**: the request is sent; suspended until the status line and headers
+  arrive.
+- **body**: reading the response body, one `await` on the socket per chunk.
+- **parsing**: BeautifulSoup extracts the links. Plain CPU work with no `await`, so
+  the loop runs nothing else meanwhile: every other row stands still.
+- **backoff**: the fetch failed on the network; `await asyncio.sleep()` before the
+  next try (the chapter's `max_tries`).
+- **paused**: held at `await event.wait()` before taking or fetching a URL. A worker
+  asked to pause mid-fetch finishes that fetch first; until then its state is
+  underlined.
+- **cancelled**: its task was cancelled, so `CancelledError` was thrown in at its
+  `await`; the URL it held went back on the queue, and nothing is lost.
+- **stopped**: it left its loop: removed (in italics while it finishes the fetch in
+  hand), or the crawl ended.
+
+The **queue** panel shows `q.qsize()`, and the counter `q.join()` waits on: every
+`put()` adds one, every `task_done()` takes one away. The crawl ends when it reaches
+0. *seen = done + failed + filtered + queued + held + unfetched* always holds.
+
+**Redirect chains** are followed by the crawler itself (`allow_redirects=False`):
+*⋈ meets* marks chains that reach a URL another chain reached too (fetched once,
+thanks to `seen_urls`), *↻ loop* a chain that comes back on itself, and
+*✂ max_redirect* one whose redirect budget ran out.
+
+| key | action |
+|---|---|
+| `p` | pause / resume the whole crawl |
+| `space` | pause / resume the selected worker |
+| `c`, `delete` | cancel the selected worker's task (its URL is queued again) |
+| `a`, `+` | add a worker |
+| `-` | remove a worker (an idle one at once, else after its fetch) |
+| `s` / `S` | slow motion: linger 0, 0.25, 0.5 or 1 s at each state change |
+| `ctrl+p` | command palette with the same actions |
+| `q` | stop the crawl, quit, and print the report |
+
+Press `escape`, `?` or `q` to close this screen.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "dismiss", "Close", show=True),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Markdown(HELP)

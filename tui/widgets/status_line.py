@@ -1,0 +1,65 @@
+"""One line on top: the crawl's phase, elapsed time, workers, slow motion, and the site."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widget import Widget
+
+from crawlscope.engine.snapshot import Phase
+
+from ..format import NO_FIGURE, clock, crawled
+
+PHASE_STYLE: dict[Phase, str] = {
+    Phase.IDLE: "bold black on grey70",
+    Phase.RUNNING: "bold black on green",
+    Phase.PAUSED: "bold black on yellow",
+    Phase.STOPPING: "bold white on dark_orange",
+    Phase.FINISHED: "bold white on blue",
+    Phase.STOPPED: "bold white on red",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StatusView:
+    phase: Phase | None  # None: the crawler is not built yet (the demo site is starting)
+    elapsed: float | None  # None: hide it (frozen clock)
+    live_workers: int
+    busy_workers: int
+    slowmo: float
+    site: str
+    note: str = ""  # "quitting…", an error
+
+
+class StatusLine(Widget):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._view: StatusView | None = None
+
+    def show(self, view: StatusView) -> None:
+        if view != self._view:
+            self._view = view
+            self.refresh()
+
+    def render(self) -> Text:
+        view = self._view
+        line = Text(no_wrap=True, overflow="ellipsis")
+        if view is None or view.phase is None:
+            line.append(" STARTING ", PHASE_STYLE[Phase.IDLE])
+        else:
+            line.append(f" {view.phase.value.upper()} ", PHASE_STYLE[view.phase])
+        if view is None:
+            return line
+        elapsed = NO_FIGURE if view.elapsed is None else clock(view.elapsed)
+        line.append(f"  {elapsed}", "bold")
+        noun = "worker" if view.live_workers == 1 else "workers"
+        line.append(f"   {view.live_workers} {noun}", "bold")
+        line.append(f" ({view.busy_workers} fetching)", "dim")
+        if view.slowmo:
+            line.append(f"   slow motion {view.slowmo:g}s per step", "bold magenta")
+        if view.note:
+            line.append(f"   {view.note}", "bold red")
+        line.append("   ")
+        line.append_text(crawled(view.site, style="dim underline"))
+        return line
