@@ -83,6 +83,9 @@ class Crawler:
             finally:
                 joined.cancel()
                 stopped.cancel()
+        except asyncio.CancelledError:
+            self._stop.set()  # cancelled from outside: the crawl was stopped, not finished
+            raise
         finally:
             self._set_phase(Phase.STOPPING)
             await self._cancel_workers()
@@ -378,7 +381,7 @@ class Crawler:
     def snapshot(self) -> Snapshot:
         now = time.monotonic()
         views = tuple(
-            WorkerView(w.id, w.state, w.url, now - w.since, w.pages, w.paused, w.task)
+            WorkerView(w.id, w.state, w.url, now - w.since, w.pages, w.paused, w.retiring, w.task)
             for w in self.workers.values()
         )
         return Snapshot(

@@ -63,7 +63,8 @@ class Recorder:
             event: dict[str, Any] = {"t": self._now(), "kind": "phase"}
         else:
             event = {"t": self._now(), "kind": "state", "worker": w.id, "state": w.state.value,
-                     "url": w.url, "pages": w.pages, "paused": w.paused}  # fmt: skip
+                     "url": w.url, "pages": w.pages, "paused": w.paused,
+                     "retiring": w.retiring}  # fmt: skip
         event.update(self._counts())
         self._write(event)
 

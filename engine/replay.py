@@ -36,6 +36,7 @@ class ReplayWorker:
     since: float = 0.0  # recording time it entered `state`
     pages: int = 0
     paused: bool = False
+    retiring: bool = False
     task: None = None  # a replay has no live task to inspect
 
     @property
@@ -59,7 +60,7 @@ class _State:
     def copy(self) -> _State:
         return _State(
             self.index,
-            {k: ReplayWorker(w.id, w.state, w.url, w.since, w.pages, w.paused)
+            {k: ReplayWorker(w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring)
              for k, w in self.workers.items()},
             dict(self.counts),
             dict(self.done),
@@ -149,6 +150,7 @@ class ReplayedCrawl:
             w.since = float(event["t"])
             w.pages = int(event.get("pages", w.pages))
             w.paused = bool(event.get("paused", False))
+            w.retiring = bool(event.get("retiring", False))
         elif kind == "fetch":
             record = FetchRecord(**event["record"])
             (s.failed if record.failed else s.done)[record.url] = record
@@ -200,7 +202,9 @@ class ReplayedCrawl:
     def snapshot(self) -> Snapshot:
         now = self.position
         views = tuple(
-            WorkerView(w.id, w.state, w.url, max(now - w.since, 0.0), w.pages, w.paused, None)
+            WorkerView(
+                w.id, w.state, w.url, max(now - w.since, 0.0), w.pages, w.paused, w.retiring, None
+            )
             for w in self._state.workers.values()
         )
         return Snapshot(

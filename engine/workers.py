@@ -57,4 +57,5 @@ class WorkerView:
     in_state: float  # seconds since it entered `state`
     pages: int
     paused: bool  # asked to pause (it may still be finishing a fetch)
+    retiring: bool  # asked to stop after the fetch in hand
     task: asyncio.Task[None] | None

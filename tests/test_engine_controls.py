@@ -6,6 +6,8 @@ import asyncio
 import io
 from collections.abc import Callable
 
+import pytest
+
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.demo_site import DemoServer
@@ -172,4 +174,18 @@ async def test_a_surprise_in_one_fetch_is_recorded_and_the_worker_goes_on(
     assert crawler.phase is Phase.FINISHED
     assert target in crawler.done  # found again through another page
     assert len(crawler.done) > 10
+    assert_accounted(crawler)
+
+
+async def test_cancelling_crawl_itself_ends_stopped_with_nothing_lost(
+    slow_demo: DemoServer,
+) -> None:
+    crawler, crawl = start(slow_demo, max_tasks=3)
+    await until(lambda: len(crawler.done) >= 3)
+    crawl.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await crawl
+    assert crawler.phase is Phase.STOPPED
+    assert not any(w.alive for w in crawler.workers.values())
+    assert crawler.accounting().queued > 0
     assert_accounted(crawler)

@@ -82,7 +82,7 @@ async def test_each_widget_shows_hostile_text_as_characters() -> None:
         )  # fmt: skip
         app.query_one(StatusLine).show(StatusView(Phase.RUNNING, 1.0, 1, 1, 0.0, site=HOSTILE))
         app.query_one(WorkersTable).show(
-            [WorkerView(0, WorkerState.BODY, HOSTILE, 0.5, 3, False, None)]
+            [WorkerView(0, WorkerState.BODY, HOSTILE, 0.5, 3, False, False, None)]
         )
         app.query_one(RecentFetches).show([record], record)
         chain = Chain((HOSTILE, f"{HOSTILE}/2"), ChainEnd.LOOP, None, meets=True)

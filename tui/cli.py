@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import re
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Protocol
 
 from crawlscope.engine.config import ConfigError
 from crawlscope.engine.crawler import Crawler
@@ -56,9 +54,7 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
     add_crawl_options(parser)
     demo = parser.add_argument_group("the demo site (when no ROOT is given)")
     # The demo site a person watches is bigger and slower than the one benchmarks hammer.
-    eye = DEMO_FOR_THE_EYE
-    overrides = {"pages": eye.pages, "latency": eye.latency, "jitter": eye.jitter}
-    add_demo_options(_Defaults(demo, overrides))  # type: ignore[arg-type]
+    add_demo_options(demo, defaults=DEMO_FOR_THE_EYE)
     ui = parser.add_argument_group("the screen")
     ui.add_argument("--paused", action="store_true", help="start with the crawl paused")
     ui.add_argument(
@@ -95,28 +91,6 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WxH",
         help="terminal size for --screenshot (default 120x40)",
     )
-
-
-class _TakesArguments(Protocol):
-    def add_argument(self, *flags: str, **kwargs: Any) -> argparse.Action: ...
-
-
-class _Defaults:
-    """Stands in for a parser: passes each add_argument on with some defaults replaced,
-    in the help text too (add_demo_options writes the demo site's own defaults there)."""
-
-    def __init__(self, target: _TakesArguments, defaults: dict[str, float]) -> None:
-        self.target = target
-        self.defaults = defaults
-
-    def add_argument(self, *flags: str, **kwargs: Any) -> argparse.Action:
-        dest = flags[0].lstrip("-").replace("-", "_")
-        if dest in self.defaults:
-            value = self.defaults[dest]
-            kwargs["default"] = value
-            help_text = re.sub(r"\s*\(default [^)]*\)", "", kwargs.get("help", ""))
-            kwargs["help"] = f"{help_text} (default {value:g})"
-        return self.target.add_argument(*flags, **kwargs)
 
 
 def _seconds(text: str) -> float:

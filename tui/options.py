@@ -166,8 +166,12 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     p("--output", "-o", metavar="FILE", help="write one JSON line per fetch to FILE")
 
 
-def add_demo_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
-    d = DemoConfig()
+def add_demo_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    prefix: str = "",
+    defaults: DemoConfig | None = None,
+) -> None:
+    d = defaults or DemoConfig()
     p = parser.add_argument
     p(
         f"--{prefix}pages",
