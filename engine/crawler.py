@@ -15,11 +15,10 @@ from types import SimpleNamespace
 import aiohttp
 
 from .config import CrawlConfig
-from .ledger import Answer, Ledger
+from .ledger import Answer, KeepsBooks, Ledger
 from .links import parse_links
 from .politeness import HostGate, RobotsCache, origin_of
 from .records import FetchRecord, describe_exception
-from .redirects import Chain
 from .snapshot import Accounting, Phase, Snapshot
 from .workers import Worker, WorkerState, WorkerView
 
@@ -31,21 +30,12 @@ PARSE_IN_THREAD_BYTES = 256 * 1024
 RETRYABLE = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
 
 
-class Crawler:
+class Crawler(KeepsBooks):
     def __init__(self, config: CrawlConfig, session: aiohttp.ClientSession | None = None) -> None:
         self.config = config
         self.session = session
         self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         self.ledger = Ledger(config, self.q.put_nowait)
-        # The books' containers, named as the chapter names them (the same objects).
-        self.seen_urls = self.ledger.seen_urls
-        self.done = self.ledger.done
-        self.failed = self.ledger.failed
-        self.filtered = self.ledger.filtered
-        self.unfetched = self.ledger.unfetched
-        self.redirects = self.ledger.redirects
-        self.recent = self.ledger.recent
-        self.record_listeners = self.ledger.record_listeners
         # Called with the worker after each of its state changes, and with None after a
         # change of phase (a recorder listens; nothing does by default).
         self.state_listeners: list[Callable[[Worker | None], None]] = []
@@ -394,6 +384,3 @@ class Crawler:
             unfinished=self.unfinished,
             redirect_version=self.redirects.version,
         )
-
-    def chains(self) -> list[Chain]:
-        return self.ledger.chains()

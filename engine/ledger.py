@@ -186,3 +186,44 @@ class Ledger:
 
     def chains(self) -> list[Chain]:
         return self.redirects.chains(self.outcome)
+
+
+class KeepsBooks:
+    """An engine's books under the names the chapter gives them, read from its ledger."""
+
+    ledger: Ledger
+
+    @property
+    def seen_urls(self) -> set[str]:
+        return self.ledger.seen_urls
+
+    @property
+    def done(self) -> dict[str, FetchRecord]:
+        return self.ledger.done
+
+    @property
+    def failed(self) -> dict[str, FetchRecord]:
+        return self.ledger.failed
+
+    @property
+    def filtered(self) -> dict[str, str]:
+        return self.ledger.filtered
+
+    @property
+    def unfetched(self) -> set[str]:
+        return self.ledger.unfetched
+
+    @property
+    def redirects(self) -> RedirectLog:
+        return self.ledger.redirects
+
+    @property
+    def recent(self) -> deque[FetchRecord]:
+        return self.ledger.recent
+
+    @property
+    def record_listeners(self) -> list[RecordListener]:
+        return self.ledger.record_listeners
+
+    def chains(self) -> list[Chain]:
+        return self.ledger.chains()

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import CrawlConfig
-from .ledger import REDIRECT_STATUSES, Ledger
+from .ledger import REDIRECT_STATUSES, KeepsBooks, Ledger
 from .politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
 from .rawhttp import (
     CHUNK,
@@ -63,7 +63,6 @@ from .rawhttp import (
     robots_unreachable,
 )
 from .records import FetchRecord, describe_exception
-from .redirects import Chain
 from .snapshot import Accounting, Phase
 from .urls import normalize
 from .workers import WorkerState
@@ -314,8 +313,10 @@ class EventLoop:
     def timers_due(self) -> list[tuple[float, str]]:
         """(seconds from now, what) for each live timer, soonest first."""
         now = self.time()
-        live = sorted((when, h) for when, _, h in self.timers if not h.cancelled)
-        return [(when - now, h.describe()) for when, h in live]
+        # Sorted with the sequence number: two timers due at the same moment must not
+        # fall back on comparing their handles.
+        live = sorted((when, seq, h) for when, seq, h in self.timers if not h.cancelled)
+        return [(when - now, h.describe()) for when, _, h in live]
 
 
 # ---- the fetcher ---------------------------------------------------------------------
@@ -507,7 +508,7 @@ class Fetcher:
 # ---- the crawler ---------------------------------------------------------------------
 
 
-class CallbackCrawler:
+class CallbackCrawler(KeepsBooks):
     """The crawl as callbacks: `run()` blocks until every URL is done.
 
     Satisfies report.py's protocol (`config`, `ledger`, `elapsed`, `accounting()`), and
@@ -521,14 +522,6 @@ class CallbackCrawler:
         self.loop = EventLoop(on_step)
         self.todo: deque[tuple[str, int]] = deque()  # URLs waiting for a free slot
         self.ledger = Ledger(config, self.todo.append)
-        # The books' containers, named as the chapter names them (the same objects).
-        self.seen_urls = self.ledger.seen_urls
-        self.done = self.ledger.done
-        self.failed = self.ledger.failed
-        self.filtered = self.ledger.filtered
-        self.unfetched = self.ledger.unfetched
-        self.redirects = self.ledger.redirects
-        self.record_listeners = self.ledger.record_listeners
         self.workers: dict[int, Slot] = {i: Slot(i) for i in range(config.max_tasks)}
         self.idle: deque[Slot] = deque(self.workers.values())  # slots free for a URL
         self._dispatching = False
@@ -734,9 +727,6 @@ class CallbackCrawler:
     def accounting(self) -> Accounting:
         held = sum(1 for slot in self.workers.values() if slot.url is not None)
         return self.ledger.accounting(len(self.todo), held)
-
-    def chains(self) -> list[Chain]:
-        return self.ledger.chains()
 
 
 # ---- stack ripping -------------------------------------------------------------------

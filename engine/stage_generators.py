@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .config import CrawlConfig
-from .ledger import REDIRECT_STATUSES, Answer, Ledger
+from .ledger import REDIRECT_STATUSES, Answer, KeepsBooks, Ledger
 from .politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
 from .rawhttp import (
     CHUNK,
@@ -77,7 +77,6 @@ from .rawhttp import (
     robots_unreachable,
 )
 from .records import FetchRecord, describe_exception
-from .redirects import Chain
 from .snapshot import Accounting, Phase
 from .stage_callbacks import EventLoop as CallbackLoop
 from .stage_callbacks import StepHook
@@ -518,7 +517,7 @@ def _expire(task: Task[Any], timeout: float) -> None:
     task.throw(TimeoutError(f"no complete answer within {timeout} s"))
 
 
-class GeneratorCrawler:
+class GeneratorCrawler(KeepsBooks):
     """The crawl as generator coroutines: `run()` blocks until every URL is done.
 
     Satisfies report.py's protocol (`config`, `ledger`, `elapsed`, `accounting()`), and
@@ -532,14 +531,6 @@ class GeneratorCrawler:
         self.loop = EventLoop(on_step)
         self.q: Queue[tuple[str, int]] = Queue(self.loop)
         self.ledger = Ledger(config, self.q.put_nowait)
-        # The books' containers, named as the chapter names them (the same objects).
-        self.seen_urls = self.ledger.seen_urls
-        self.done = self.ledger.done
-        self.failed = self.ledger.failed
-        self.filtered = self.ledger.filtered
-        self.unfetched = self.ledger.unfetched
-        self.redirects = self.ledger.redirects
-        self.record_listeners = self.ledger.record_listeners
         self.workers: dict[int, Worker] = {}
         self.robots: dict[str, Task[RobotsRules]] = {}  # origin -> the task fetching it
         self.addresses: dict[tuple[str, int], Address] = {}
@@ -732,9 +723,6 @@ class GeneratorCrawler:
     def accounting(self) -> Accounting:
         held = sum(1 for w in self.workers.values() if w.url is not None)
         return self.ledger.accounting(self.q.qsize(), held)
-
-    def chains(self) -> list[Chain]:
-        return self.ledger.chains()
 
 
 # ---- a coroutine's traceback, for contrast with stage 1 ------------------------------
