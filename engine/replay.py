@@ -120,7 +120,23 @@ class ReplayedCrawl:
 
     def seek(self, t: float) -> None:
         t = min(max(t, 0.0), self.duration)
-        target = bisect.bisect_right(self._times, t)  # events with time <= t
+        self._apply_until(bisect.bisect_right(self._times, t))  # events with time <= t
+        self.position = t
+
+    @property
+    def index(self) -> int:
+        """How many events have been applied: the position in whole events."""
+        return self._state.index
+
+    def goto(self, index: int) -> None:
+        """Put the crawl just after its `index`-th event (0: before the first), and the
+        clock at that event's time. Steps one event at a time even where several events
+        share a timestamp, which seek() cannot tell apart."""
+        index = min(max(index, 0), len(self.events))
+        self._apply_until(index)
+        self.position = self._times[index - 1] if index else 0.0
+
+    def _apply_until(self, target: int) -> None:
         if target < self._state.index:
             # Back in time: restart from the last checkpoint at or before the target.
             base = self._checkpoints[min(target // CHECKPOINT_EVERY, len(self._checkpoints) - 1)]
@@ -133,7 +149,6 @@ class ReplayedCrawl:
                 and self._state.index // CHECKPOINT_EVERY == len(self._checkpoints)
             ):
                 self._checkpoints.append(self._state.copy())
-        self.position = t
 
     def event_times(self) -> list[float]:
         return self._times

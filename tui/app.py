@@ -24,6 +24,8 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from crawlscope.engine.recording import Recorder
+from crawlscope.engine.replay import ReplayedCrawl
 from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import Phase, Snapshot
 from crawlscope.engine.text import printable
@@ -37,6 +39,7 @@ from .widgets.help_screen import HelpScreen
 from .widgets.queue_panel import QueuePanel, QueueView
 from .widgets.recent_fetches import RecentFetches
 from .widgets.redirect_tree import RedirectTree
+from .widgets.replay_bar import ReplayBar, ReplayView
 from .widgets.status_line import StatusLine, StatusView
 from .widgets.workers_table import WorkersTable
 
@@ -64,7 +67,13 @@ CRAWL_ACTIONS = frozenset(
      "remove_worker", "slowmo"}
 )  # fmt: skip
 
+# Actions that move a replay; they apply only when the app plays a recording.
+REPLAY_ACTIONS = frozenset({"toggle_play", "step_event", "speed", "jump", "jump_to"})
+REPLAY_SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
+# What the panels read: the live crawler, or a recording played back.
+Source = Crawler | ReplayedCrawl
 
 
 def default_config(roots: Sequence[str]) -> CrawlConfig:
@@ -92,6 +101,17 @@ class CrawlScopeApp(App[int]):
         Binding("minus", "remove_worker", "Remove", key_display="-"),
         Binding("s", "slowmo(1)", "Slow-mo"),
         Binding("S", "slowmo(-1)", "Slow-mo back", show=False),
+        # A replay's transport. Priority, so the workers table's own use of the arrows,
+        # home/end and page keys gives way; check_action lets them through on a live crawl.
+        Binding("p,space", "toggle_play", "Play/Pause", key_display="p", priority=True),
+        Binding("full_stop,right", "step_event(1)", "Step", key_display=".", priority=True),
+        Binding("comma,left", "step_event(-1)", "Back", key_display=",", priority=True),
+        Binding("right_square_bracket", "speed(1)", "Faster", key_display="]", priority=True),
+        Binding("left_square_bracket", "speed(-1)", "Slower", key_display="[", priority=True),
+        Binding("pagedown", "jump(0.1)", "+10%", show=False, priority=True),
+        Binding("pageup", "jump(-0.1)", "-10%", show=False, priority=True),
+        Binding("home", "jump_to(0)", "Start", show=False, priority=True),
+        Binding("end", "jump_to(1)", "End", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
@@ -106,11 +126,19 @@ class CrawlScopeApp(App[int]):
         slowmo: float = 0.0,
         reproducible: bool = False,
         fps: float = FRAMES_PER_SECOND,
+        record: str | None = None,
+        replay: ReplayedCrawl | None = None,
+        replay_name: str = "",
+        greeting: str = "",
     ) -> None:
         """`make_config` builds the crawl's config from the roots (the demo site's URL
         when `roots` is empty). `reproducible` shows dashes for every wall-clock figure
         and leaves out the demo site's port and source line numbers, so that screenshots
-        of one crawl state are identical from run to run (and Python release)."""
+        of one crawl state are identical from run to run (and Python release).
+
+        `record` writes the crawl's event trace to that file. `replay` plays a recording
+        instead of crawling: the panels read it, the transport keys move its time, the
+        keys that steer a crawl are off, and `start_paused` opens it paused."""
         super().__init__()
         self.roots = tuple(roots)
         self.make_config = make_config
@@ -118,6 +146,14 @@ class CrawlScopeApp(App[int]):
         self.start_paused = start_paused
         self.reproducible = reproducible
         self.fps = fps
+        self.record = record  # where to write the crawl's event trace, if anywhere
+        # A recording to play instead of a crawl: nothing is fetched, the keys move time.
+        self.replay = replay
+        self.replay_name = replay_name
+        self.greeting = greeting  # shown once on opening (the lecture's word on stage 3)
+        self.playing = replay is not None and not start_paused
+        self.speed = 1.0
+        self._played_at = 0.0  # monotonic time of the last frame that moved the replay
         self.crawler: Crawler | None = None
         self.crawl_error: str | None = None
         self.frames = 0  # timer ticks so far: what "within N frames" counts
@@ -150,6 +186,8 @@ class CrawlScopeApp(App[int]):
             chains = RedirectTree(id="redirects")
             chains.border_title = "redirect chains"
             yield chains
+        if self.replay is not None:
+            yield ReplayBar(id="replay-bar")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -163,11 +201,16 @@ class CrawlScopeApp(App[int]):
         self._panels = self.query_one("#panels", Container)
         self._footer = self.query_one(Footer)
         self._table.frozen = self._recent.frozen = self.reproducible
-        self._crawl_worker = self.run_worker(
-            self._run_crawl(), name="crawl", group="crawl", exit_on_error=False
-        )
+        if self.replay is not None:
+            self._start_replay(self.replay)
+        else:
+            self._crawl_worker = self.run_worker(
+                self._run_crawl(), name="crawl", group="crawl", exit_on_error=False
+            )
         self._timer = self.set_interval(1 / self.fps, self._tick)
         self._table.focus()
+        if self.greeting:
+            self.notify(self.greeting, title="stage 3", timeout=20)
 
     async def on_unmount(self) -> None:
         # Closing without q (an error, a test's end): Textual has cancelled the crawl's
@@ -179,6 +222,14 @@ class CrawlScopeApp(App[int]):
         if self._crawl_worker is not None:
             with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await self._crawl_worker.wait()
+
+    def _start_replay(self, replay: ReplayedCrawl) -> None:
+        self._bar = self.query_one(ReplayBar)
+        origin = origin_of(replay.config.root_urls[0])
+        self._table.origin = self._recent.origin = self._tree.origin = origin
+        self.site = f"replay of {self.replay_name or ' '.join(replay.config.roots)}"
+        replay.goto(0)
+        self._played_at = time.monotonic()
 
     async def _run_crawl(self) -> None:
         try:
@@ -192,6 +243,10 @@ class CrawlScopeApp(App[int]):
                     self.site = " ".join(roots)
                 crawler = Crawler(self.make_config(roots))
                 crawler.slowmo = self._slowmo
+                if self.record:
+                    # Closed on the way out however the crawl ends, so the file has its
+                    # end line and replays to the last state shown.
+                    stack.callback(Recorder(crawler, self.record).close)
                 if self.start_paused:
                     crawler.pause_all()
                 origin = origin_of(crawler.config.root_urls[0])
@@ -211,18 +266,37 @@ class CrawlScopeApp(App[int]):
         if not self.is_running:
             return  # shutting down: the widgets are being taken off the screen
         started = time.perf_counter()
+        if self.replay is not None:
+            self._play(self.replay)
         self._redraw(table=self.frames % TABLE_EVERY == 0)
         self.frames += 1
         self.frame_costs.append(time.perf_counter() - started)
 
+    def _play(self, replay: ReplayedCrawl) -> None:
+        """Move the recording on by the time since the last frame, times the speed."""
+        now = time.monotonic()
+        elapsed, self._played_at = now - self._played_at, now
+        if not self.playing:
+            return
+        if replay.position >= replay.duration:
+            self.playing = False  # the end: stay on the last state, paused
+            self.refresh_bindings()
+            return
+        replay.seek(replay.position + elapsed * self.speed)
+
     def _redraw(self, table: bool = True) -> None:
-        crawler = self.crawler
+        crawler: Source | None = self.crawler if self.replay is None else self.replay
+        if self.replay is not None:
+            r = self.replay
+            self._bar.show(
+                ReplayView(self.playing, self.speed, r.position, r.duration, r.index, len(r.events))
+            )
         if crawler is not None:
             self._show(crawler, crawler.snapshot(), table)
         else:
             self._status.show(self._status_view(None, None))
 
-    def _show(self, crawler: Crawler, snap: Snapshot, table: bool) -> None:
+    def _show(self, crawler: Source, snap: Snapshot, table: bool) -> None:
         if table or snap.phase in OVER:
             self._table.retiring = frozenset(w.id for w in crawler.workers.values() if w.retiring)
             self._table.show(snap.workers)
@@ -257,7 +331,7 @@ class CrawlScopeApp(App[int]):
         self._status.show(self._status_view(crawler, snap))
         self._refresh_bindings_if_changed(crawler, snap)
 
-    def _status_view(self, crawler: Crawler | None, snap: Snapshot | None) -> StatusView:
+    def _status_view(self, crawler: Source | None, snap: Snapshot | None) -> StatusView:
         note = ""
         if self.crawl_error:
             note = self.crawl_error
@@ -275,7 +349,7 @@ class CrawlScopeApp(App[int]):
             note=note,
         )
 
-    def _refresh_bindings_if_changed(self, crawler: Crawler, snap: Snapshot) -> None:
+    def _refresh_bindings_if_changed(self, crawler: Source, snap: Snapshot) -> None:
         # The footer greys out keys that do not apply; it only needs telling when the
         # answer can have changed, not every frame.
         selected = self._selected()
@@ -331,8 +405,12 @@ class CrawlScopeApp(App[int]):
         return bool(self.check_action(action.split("(")[0], ()))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in REPLAY_ACTIONS:
+            return self.replay is not None
         if action not in CRAWL_ACTIONS:
             return True
+        if self.replay is not None:
+            return False  # a recording cannot be steered, only played
         crawler = self.crawler
         if crawler is None or self._quitting:
             # Not yet (or no longer) possible: shown greyed out, the pause keys only once.
@@ -415,6 +493,51 @@ class CrawlScopeApp(App[int]):
         )
         self._redraw()
 
+    # ---- a replay's transport -------------------------------------------------------
+
+    def _moved(self) -> None:
+        """After a jump in time: redraw everything now, the chains and sparklines too."""
+        self._chains_version = -1
+        self._chains_at = float("-inf")
+        self._history = History()  # its samples belong to the old stretch of time
+        self._played_at = time.monotonic()
+        self._redraw()
+        self.refresh_bindings()
+
+    def action_toggle_play(self) -> None:
+        replay = self.replay
+        if replay is None:
+            return
+        if not self.playing and replay.position >= replay.duration:
+            replay.goto(0)  # play again from the start, as a media player does
+        self.playing = not self.playing
+        self._moved()
+
+    def action_step_event(self, direction: int = 1) -> None:
+        """Pause, and move exactly one recorded event forward or back."""
+        if self.replay is None:
+            return
+        self.playing = False
+        self.replay.goto(self.replay.index + direction)
+        self._moved()
+
+    def action_speed(self, direction: int = 1) -> None:
+        steps = REPLAY_SPEEDS
+        index = min(range(len(steps)), key=lambda i: abs(steps[i] - self.speed))
+        self.speed = steps[min(max(index + direction, 0), len(steps) - 1)]
+        self._redraw()
+
+    def action_jump(self, share: float) -> None:
+        """Move by `share` of the recording's length (pgup/pgdn: 10%)."""
+        if self.replay is not None:
+            self.replay.seek(self.replay.position + share * self.replay.duration)
+            self._moved()
+
+    def action_jump_to(self, share: float) -> None:
+        if self.replay is not None:
+            self.replay.goto(0 if share <= 0 else len(self.replay.events))
+            self._moved()
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
@@ -423,6 +546,9 @@ class CrawlScopeApp(App[int]):
         if self._quitting:
             return
         self._quitting = True
+        if self.replay is not None:
+            self.exit(0)  # nothing runs behind a replay: nothing to stop
+            return
         self.refresh_bindings()
         crawler = self.crawler
         if crawler is not None and crawler.phase not in OVER:

@@ -6,16 +6,26 @@ import argparse
 import asyncio
 import contextlib
 import sys
+from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
 
-from crawlscope.engine.config import ConfigError
+from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.demo_site import DemoServer, serve_forever
+from crawlscope.engine.ledger import RecordListener
+from crawlscope.engine.recording import Recorder
+from crawlscope.engine.records import JsonlWriter
+from crawlscope.engine.replay import ReplayedCrawl, ReplayError
+from crawlscope.engine.report import url_line, write_report
+from crawlscope.engine.stages import ENGINES, run_blocking
+from crawlscope.engine.text import printable
 
 from .app import DEMO_FOR_THE_EYE, FRAMES_PER_SECOND, CrawlScopeApp
-from .headless import run_headless
+from .headless import run_headless, unreachable_roots
+from .lecture import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
 from .options import add_crawl_options, add_demo_options, crawl_config, demo_config
-from .screenshots import take_screenshot
+from .screenshots import shoot_app, take_screenshot
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,13 +43,54 @@ def build_parser() -> argparse.ArgumentParser:
         "in-process; the demo options tune that site. The report is printed when you quit.",
     )
     add_tui_arguments(tui)
+    tui.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="asyncio",
+        help="callbacks or generators: the lecture screen for that stage, in step mode "
+        "(n runs one loop callback, p runs freely); asyncio (default): the live TUI, "
+        "whose step mode is slow motion (s)",
+    )
+    tui.add_argument(
+        "--running",
+        action="store_true",
+        help="with a lecture engine: start running instead of frozen in step mode",
+    )
+
+    lecture = sub.add_parser(
+        "lecture",
+        help="walk through the chapter's three stages on the demo site",
+        description="The chapter's three stages in turn, each crawling the built-in demo "
+        "site: callbacks, then generator coroutines (n steps, p runs, → next stage, "
+        "← previous), then the asyncio TUI.",
+    )
+    lecture.add_argument("--max-tasks", type=_tasks, default=3, metavar="N",
+                         help="workers in every stage (default 3)")  # fmt: skip
 
     crawl = sub.add_parser("crawl", help="crawl ROOT... headless; the report goes to stdout")
     crawl.add_argument("roots", nargs="+", metavar="ROOT", help="URL to start from")
     add_crawl_options(crawl)
+    crawl.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="asyncio",
+        help="which of the chapter's stages crawls: callbacks (stage 1), generators "
+        "(stage 2) or asyncio (stage 3, the default); the report is the same",
+    )
+    add_record_option(crawl)
     noise = crawl.add_mutually_exclusive_group()
     noise.add_argument("-v", "--verbose", action="store_true", help="print each fetch on stderr")
     noise.add_argument("-q", "--quiet", action="store_true", help="no progress and no report")
+
+    replay = sub.add_parser(
+        "replay",
+        help="play a recorded crawl (from --record) in the TUI; no server needed",
+        description="Play a recording in the TUI. Keys: p or space play/pause, . and , "
+        "(or right and left) step one event, ] and [ change the speed (0.25x to 8x), "
+        "pgdn/pgup jump 10%%, home/end go to the start or the end.",
+    )
+    replay.add_argument("file", metavar="FILE", help="a recording written by --record")
+    replay.add_argument("--paused", action="store_true", help="open paused at the start")
 
     demo = sub.add_parser("demo-site", help="serve the built-in demo site until interrupted")
     demo.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -49,9 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_record_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write the crawl's event trace (every state change) to FILE as JSON Lines, "
+        "for `crawlscope replay FILE`; the asyncio engine only",
+    )
+
+
 def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("roots", nargs="*", metavar="ROOT", help="URL to start from")
     add_crawl_options(parser)
+    add_record_option(parser)
     demo = parser.add_argument_group("the demo site (when no ROOT is given)")
     # The demo site a person watches is bigger and slower than the one benchmarks hammer.
     add_demo_options(demo, defaults=DEMO_FOR_THE_EYE)
@@ -152,11 +213,63 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _tui(args)
     if args.command == "demo-site":
         return _demo_site(args)
-    return _run(
-        lambda: run_headless(
-            Crawler(crawl_config(args, args.roots)), args.output, args.verbose, args.quiet
-        )
-    )
+    if args.command == "lecture":
+        return _lecture(args)
+    if args.command == "replay":
+        return _replay(args)
+    return _crawl(args)
+
+
+def _crawl(args: argparse.Namespace) -> int:
+    """`crawlscope crawl`: the asyncio engine on this loop, or a lecture engine blocking."""
+    try:
+        config = crawl_config(args, args.roots)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    if args.engine != "asyncio":
+        if args.record:
+            # A recording is the asyncio crawler's state changes; the lecture engines
+            # have no such listeners (their loop is watched step by step instead).
+            return _fail("--record needs the asyncio engine (the lecture engines cannot record)")
+        return _crawl_blocking(args, config)
+
+    async def crawl() -> int:
+        crawler = Crawler(config)
+        recorder = Recorder(crawler, args.record) if args.record else None
+        try:
+            return await run_headless(crawler, args.output, args.verbose, args.quiet)
+        finally:
+            if recorder is not None:
+                recorder.close()
+
+    return _run(crawl)
+
+
+def _crawl_blocking(args: argparse.Namespace, config: CrawlConfig) -> int:
+    """A lecture engine's crawl: blocking, with the same report and JSON Lines."""
+    listeners: list[RecordListener] = []
+    try:
+        writer = JsonlWriter(args.output) if args.output else None
+    except OSError as exc:
+        return _fail(f"cannot write output: {exc}")
+    if writer is not None:
+        listeners.append(writer)
+    if args.verbose:
+        listeners.append(lambda r: print(url_line(r, Counter()), file=sys.stderr))
+    try:
+        crawl = run_blocking(args.engine, config, listeners)
+    except KeyboardInterrupt:
+        print("crawlscope: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if writer is not None:
+            writer.close()
+    if not args.quiet:
+        write_report(crawl, sys.stdout)
+    failures = unreachable_roots(crawl)  # type: ignore[arg-type]
+    for root, why in failures:
+        print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def _run(make: Callable[[], Coroutine[None, None, int]]) -> int:
@@ -174,6 +287,8 @@ def _run(make: Callable[[], Coroutine[None, None, int]]) -> int:
 
 def _tui(args: argparse.Namespace) -> int:
     """Open the TUI; after it closes, print the report (unless it only took a screenshot)."""
+    if args.engine != "asyncio":
+        return _stage(args)
     try:
         # Checked here, so a bad option is a one-line error before the screen opens.
         crawl_config(args, args.roots or ["http://127.0.0.1/"])
@@ -187,6 +302,7 @@ def _tui(args: argparse.Namespace) -> int:
         start_paused=args.paused,
         slowmo=args.slowmo,
         fps=args.fps,
+        record=args.record,
     )
     if args.screenshot:
         try:
@@ -202,6 +318,90 @@ def _tui(args: argparse.Namespace) -> int:
     if app.crawl_error:
         print(f"crawlscope: the crawl failed: {app.crawl_error}", file=sys.stderr)
         return 1
+    return code if code is not None else 0
+
+
+def _stage(args: argparse.Namespace) -> int:
+    """A lecture engine's screen (`tui --engine callbacks|generators`)."""
+    if args.record:
+        return _fail("--record needs the asyncio engine (the lecture engines cannot record)")
+    try:
+        crawl_config(args, args.roots or ["http://127.0.0.1/"])
+        demo = demo_config(args)
+    except (ConfigError, ValueError) as exc:
+        return _fail(str(exc))
+    if not args.screenshot and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
+    # The demo options' defaults are the live TUI's big slow site; a lecture stage keeps
+    # its own small one unless the user tuned it.
+    defaults = demo_config(build_parser().parse_args(["tui"]))
+    app = LectureApp(
+        [args.engine],
+        args.roots,
+        make_config=lambda roots: crawl_config(args, list(roots)),
+        demo=LECTURE_DEMO if demo == defaults else demo,
+        stepping=not (args.running or args.screenshot),
+    )
+    if args.screenshot:
+        # Running, not frozen: a screenshot after S seconds should show S seconds of crawl.
+        try:
+            saved = shoot_app(
+                app, Path(args.screenshot), args.size, lambda p: p.pause(args.screenshot_after)
+            )
+        except OSError as exc:
+            return _fail(f"cannot write the screenshot: {exc}")
+        print(f"crawlscope: screenshot saved to {saved}", file=sys.stderr)
+        return 0
+    app.run()
+    if app.error:
+        print(f"crawlscope: {app.error}", file=sys.stderr)
+        return 1
+    stage = app.last_stage
+    if stage is not None and stage.crawler.t0 is not None:
+        # As the live TUI does: the report of the crawl as far as it went.
+        write_report(stage.crawler, sys.stdout)
+    if stage is not None and stage.error:
+        print(f"crawlscope: the crawl failed: {stage.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _lecture(args: argparse.Namespace) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("the lecture needs a terminal")
+
+    def config(roots: Sequence[str]) -> CrawlConfig:
+        return CrawlConfig(roots=tuple(roots), max_tasks=args.max_tasks)
+
+    lecture = LectureApp(("callbacks", "generators"), make_config=config, walk=True)
+    if lecture.run() != "next":
+        return 1 if lecture.error else 0
+    # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
+    app = CrawlScopeApp(make_config=config, slowmo=0.25, greeting=ASYNCIO_INTRO)
+    app.run()
+    app.write_report(sys.stdout)
+    return 1 if app.crawl_error else 0
+
+
+def _tasks(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= 20:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 20, not {value}")
+    return value
+
+
+def _replay(args: argparse.Namespace) -> int:
+    try:
+        replay = ReplayedCrawl.load(args.file)
+    except ReplayError as exc:
+        return _fail(str(exc))
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("the replay needs a terminal")
+    app = CrawlScopeApp(replay=replay, replay_name=Path(args.file).name, start_paused=args.paused)
+    code = app.run()
     return code if code is not None else 0
 
 

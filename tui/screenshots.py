@@ -10,20 +10,28 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from textual.app import App
 from textual.pilot import Pilot
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.demo_site import DemoConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from crawlscope.engine.recording import Recorder
+from crawlscope.engine.replay import ReplayedCrawl
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import WorkerState
 
 from .app import CrawlScopeApp
+from .lecture import LectureApp
 
 Steer = Callable[[Pilot[int], CrawlScopeApp], Awaitable[None]]
+LectureSteer = Callable[[Pilot[Any]], Awaitable[None]]
 
 
 def take_screenshot(
@@ -130,12 +138,91 @@ SCENES: dict[str, tuple[Callable[[], CrawlScopeApp], float, tuple[int, int], Ste
 }
 
 
+# ---- the lecture's scenes: step mode and replay -------------------------------------
+
+
+def shoot_app(app: App[Any], target: Path, size: tuple[int, int], steer: LectureSteer) -> Path:
+    """Run `app` headless, let `steer` bring it to the scene, save an SVG, and close."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+
+    async def pilot(p: Pilot[Any]) -> None:
+        await steer(p)
+        await p.pause(0.3)
+        app.save_screenshot(filename=target.name, path=str(target.parent))
+        app.exit()
+
+    app.run(headless=True, size=size, auto_pilot=pilot)
+    return target
+
+
+def _lecture_config(roots: Sequence[str]) -> CrawlConfig:
+    return CrawlConfig(roots=tuple(roots), max_tasks=3)
+
+
+async def _steps(p: Pilot[Any], app: LectureApp, count: int, resumed: str = "") -> None:
+    """Press n `count` times, then on until a step resumed a task named `resumed`…"""
+    await wait_for(lambda: app.stage is not None)
+    stage = app.stage
+    assert stage is not None
+    for i in range(count + 40):
+        if i >= count and (stage.recent and (stage.recent[-1].task or "").startswith(resumed)):
+            break
+        before = stage.steps
+        await p.press("n")
+        await wait_for(lambda b=before: stage.steps > b or stage.over)
+
+
+def step_mode_scene(engine: str, count: int, resumed: str = "") -> Callable[[Path], Path]:
+    def shoot(target: Path) -> Path:
+        app = LectureApp([engine], make_config=_lecture_config, walk=True)
+        return shoot_app(app, target, (120, 40), lambda p: _steps(p, app, count, resumed))
+
+    return shoot
+
+
+def replay_scene(target: Path) -> Path:
+    """Record a crawl of the demo site, then show its replay paused two-fifths through."""
+    with tempfile.TemporaryDirectory() as folder:
+        recording = Path(folder) / "crawl.jsonl"
+
+        async def record() -> None:
+            async with DemoServer(DemoConfig(pages=120, latency=0.05, jitter=0.1)) as server:
+                crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=8))
+                recorder = Recorder(crawler, recording)
+                try:
+                    await crawler.crawl()
+                finally:
+                    recorder.close()
+
+        asyncio.run(record())
+        replay = ReplayedCrawl.load(recording)
+    app = CrawlScopeApp(replay=replay, replay_name="crawl.jsonl", start_paused=True)
+
+    async def steer(p: Pilot[Any]) -> None:
+        await p.press("pagedown", "pagedown", "pagedown", "pagedown", "full_stop")
+        await p.pause(0.6)  # the redirect tree catches up
+
+    return shoot_app(app, target, (120, 40), steer)
+
+
+LECTURE_SCENES: dict[str, Callable[[Path], Path]] = {
+    "step-mode-generators.svg": step_mode_scene("generators", 40, "worker-"),
+    "step-mode-callbacks.svg": step_mode_scene("callbacks", 12),
+    "replay.svg": replay_scene,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     out = Path(args[0] if args else "screenshots")
+    only = set(args[1:])  # scene names: just those (all when none is given)
     for name, (make, after, size, steer) in SCENES.items():
-        path = take_screenshot(make(), out / name, after, size, steer)
-        print(f"wrote {path}")
+        if not only or name in only:
+            path = take_screenshot(make(), out / name, after, size, steer)
+            print(f"wrote {path}")
+    for name, shoot in LECTURE_SCENES.items():
+        if not only or name in only:
+            print(f"wrote {shoot(out / name)}")
     return 0
 
 

@@ -62,6 +62,11 @@ thanks to `seen_urls`), *↻ loop* a chain that comes back on itself, and
 | `ctrl+p` | command palette with the same actions |
 | `q` | stop the crawl, quit, and print the report |
 
+In a replay (`crawlscope replay FILE`) nothing can be steered; the keys move time:
+`p` or `space` play and pause, `.` and `,` (or the arrows) step one recorded event,
+`]` and `[` change the speed (0.25x to 8x), `pgdn` and `pgup` jump 10%, `home` and `end`
+go to the start and the end.
+
 Press `escape`, `?` or `q` to close this screen.
 """
 

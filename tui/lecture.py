@@ -1,0 +1,144 @@
+"""`crawlscope tui --engine callbacks|generators` and `crawlscope lecture`.
+
+The lecture app shows the chapter's first two stages on stage screens (one per
+engine); `crawlscope lecture` walks through them in order, with a paragraph on each,
+and ends by handing over to the main TUI, which is stage 3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.demo_site import DemoConfig, DemoServer
+
+from .stage_screen import StageScreen
+
+# Small and quick: a class should see the whole crawl in a few minutes of stepping.
+LECTURE_DEMO = DemoConfig(pages=30, links_per_page=4, latency=0.02)
+
+INTROS = {
+    "callbacks": (
+        "Stage 1: callbacks. One thread, one loop: select() says which sockets are ready, "
+        "and the loop calls the function registered for each. A fetch is a chain of those "
+        "callbacks (connected, then read_response), and its state lives in a Fetcher "
+        "object, because no stack survives from one callback to the next. Press n to run "
+        "one callback, p to let it run, → for stage 2."
+    ),
+    "generators": (
+        "Stage 2: coroutines from generators. Each worker is a generator that yields a "
+        "Future when it must wait; a Task drives it with send() and resumes it when that "
+        "Future is resolved. The yield-from chain below each task is its suspended stack, "
+        "the one callbacks lost. Press n to step, p to run, ← back to stage 1, → stage 3."
+    ),
+}
+# What the lecture says before handing over to the main TUI (stage 3).
+ASYNCIO_INTRO = (
+    "Stage 3: asyncio. The same crawl written with async/await, aiohttp and asyncio's "
+    "Queue. The loop, the Futures and the Tasks are now the standard library's, so there "
+    "is no loop of ours to step: use slow motion (s) and pause (p) to watch it instead."
+)
+
+ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
+
+
+class LectureApp(App[str]):
+    """Show `engines` in turn (→/← move between them). Returns "next" when the user
+    moves on from the last stage (the lecture then opens stage 3), else "quit"."""
+
+    TITLE = "crawlscope lecture"
+    CSS_PATH = "lecture.tcss"
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right", "stage(1)", "Next stage", key_display="→"),
+        Binding("left", "stage(-1)", "Previous", key_display="←"),
+        Binding("q", "quit_lecture", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        engines: Sequence[str],
+        roots: Sequence[str] = (),
+        *,
+        make_config: ConfigMaker,
+        demo: DemoConfig = LECTURE_DEMO,
+        stepping: bool = True,
+        walk: bool = False,
+        reproducible: bool = False,
+    ) -> None:
+        """`walk`: the lecture (intros, and moving past the last stage ends the app with
+        "next"); otherwise one stage, with no way to another."""
+        super().__init__()
+        self.engines = tuple(engines)
+        self.roots = tuple(roots)
+        self.make_config = make_config
+        self.demo = demo
+        self.stepping = stepping
+        self.walk = walk
+        self.reproducible = reproducible
+        self.index = 0
+        self.error: str | None = None
+        self._server: DemoServer | None = None
+        self.last_stage: StageScreen | None = None  # its crawl is reported after the app
+
+    async def on_mount(self) -> None:
+        if not self.roots:
+            self._server = DemoServer(self.demo)
+            try:
+                await self._server.start()
+            except OSError as exc:
+                self.error = f"cannot start the demo site: {exc}"
+                self.exit("quit")
+                return
+            self.roots = (self._server.url,)
+        await self.push_screen(self._stage_screen())
+
+    async def on_unmount(self) -> None:
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await self._server.close()
+
+    def _stage_screen(self) -> StageScreen:
+        engine = self.engines[self.index]
+        self.last_stage = StageScreen(
+            engine,
+            self.roots,
+            self.make_config,
+            stepping=self.stepping,
+            intro=INTROS[engine] if self.walk else "",
+            reproducible=self.reproducible,
+        )
+        return self.last_stage
+
+    @property
+    def stage(self) -> StageScreen | None:
+        screen = self.screen
+        return screen if isinstance(screen, StageScreen) else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stage":
+            if not self.walk:
+                return False  # one stage only: nothing to move to
+            direction = parameters[0] if parameters else 1
+            if direction == -1 and self.index == 0:
+                return None
+        return True
+
+    async def action_stage(self, direction: int) -> None:
+        index = self.index + direction
+        if index >= len(self.engines):
+            self.exit("next")  # on to stage 3, the main TUI
+            return
+        if index < 0:
+            return
+        self.index = index
+        await self.switch_screen(self._stage_screen())
+        self.refresh_bindings()
+
+    def action_quit_lecture(self) -> None:
+        self.exit("quit")

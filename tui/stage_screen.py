@@ -1,0 +1,375 @@
+"""One of the chapter's first two stages, crawling on screen, a callback at a time.
+
+The lecture engines run their own selector loops and never block when asked for one
+step with `loop.step(0)`, so this screen drives them from a Textual timer on the app's
+thread: a few callbacks a frame while running, exactly one per key in step mode. The
+demo site runs on the app's asyncio loop, which serves it between frames. No thread
+touches the engine, so the panels read its plain state with no locking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.stage_callbacks import CallbackCrawler, show_stack_ripping
+from crawlscope.engine.stage_generators import (
+    GeneratorCrawler,
+    Task,
+    show_coroutine_traceback,
+    suspension,
+)
+from crawlscope.engine.stages import create
+from crawlscope.engine.text import printable
+
+from .format import origin_of
+from .narration import Step, narrate
+from .widgets.loop_panel import LoopPanel, LoopView, SlotView
+from .widgets.queue_insides import QueueInsides, QueueInsidesView
+from .widgets.step_narration import StepNarration
+from .widgets.task_chains import LinkView, TaskChains, TaskView
+from .widgets.traceback_screen import TracebackScreen
+
+LectureCrawler = CallbackCrawler | GeneratorCrawler
+OVER = frozenset({Phase.FINISHED, Phase.STOPPED})
+FRAMES_PER_SECOND = 15.0
+# Callbacks run per frame while running: slow enough to follow, up to a quick finish.
+SPEEDS = (1, 2, 4, 16, 64)
+STAGE_TITLES = {
+    "callbacks": "stage 1 · callbacks on a selector loop",
+    "generators": "stage 2 · generator coroutines, a Future and a Task",
+}
+RECENT_STEPS = 12
+RIPPED = (
+    "An exception raised in the parser, called from a callback. The traceback starts at "
+    "the event loop: the code that began this fetch (start, dispatch, begin, fetch) is "
+    "not in it, because those frames returned long before the socket became readable. "
+    "That is the stack ripping the chapter describes."
+)
+WHOLE = (
+    "The same exception with coroutines: the traceback runs from the worker through "
+    "fetch down to the parser, because a suspended generator keeps its frame, so the "
+    "stack survives every wait."
+)
+_FD = re.compile(r"socket \d+")
+
+
+class StageScreen(Screen[None]):
+    """Crawl `roots` with the named lecture engine, showing the loop's insides."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "step", "Next step"),
+        Binding("p,space", "toggle_run", "Run/Freeze", key_display="p"),
+        Binding("right_square_bracket", "speed(1)", "Faster", key_display="]"),
+        Binding("left_square_bracket", "speed(-1)", "Slower", key_display="["),
+        Binding("t", "traceback", "Traceback"),
+    ]
+
+    def __init__(
+        self,
+        engine: str,
+        roots: Sequence[str],
+        make_config: Callable[[Sequence[str]], CrawlConfig],
+        *,
+        stepping: bool = True,
+        intro: str = "",
+        reproducible: bool = False,
+    ) -> None:
+        """`stepping`: start frozen, a callback per n key. `reproducible` leaves out the
+        figures that differ from run to run (ports, fds, line offsets), for snapshots."""
+        super().__init__()
+        if engine not in STAGE_TITLES:
+            raise ValueError(f"step mode needs a lecture engine, not {engine!r}")
+        self.engine = engine
+        self.roots = tuple(roots)
+        self.make_config = make_config
+        self.stepping = stepping
+        self.intro = intro
+        self.reproducible = reproducible
+        self.speed = 2
+        self.steps = 0  # callbacks run so far
+        self.wanted = 0  # steps asked for by n and not yet run (the network may be slow)
+        self.error: str | None = None
+        self.recent: deque[Step] = deque(maxlen=RECENT_STEPS)
+        self.origin = origin_of(self.roots[0])
+        self.crawler: LectureCrawler = self._build()
+        self._timer: Timer | None = None
+
+    def _build(self) -> LectureCrawler:
+        crawler = create(self.engine, self.make_config(self.roots), on_step=self._on_step)
+        assert isinstance(crawler, CallbackCrawler | GeneratorCrawler)
+        return crawler
+
+    # ---- layout ----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="stage-status")
+        if self.intro:
+            yield Static(Text(self.intro), id="stage-intro")
+        with Container(id="stage-panels"):
+            if self.engine == "generators":
+                main: TaskChains | LoopPanel = TaskChains(id="stage-main")
+                main.border_title = "tasks: each generator's yield-from chain (figure 5.3)"
+                main.frozen = self.reproducible
+            else:
+                main = LoopPanel(id="stage-main")
+                main.border_title = "the event loop: registered callbacks and timers"
+            yield main
+            with Vertical(id="stage-side"):
+                queue = QueueInsides(id="stage-queue")
+                queue.border_title = (
+                    "the queue's insides"
+                    if self.engine == "generators"
+                    else ("the URLs to do (stage 1 has no Queue)")
+                )
+                yield queue
+                told = StepNarration(id="stage-narration")
+                told.border_title = "what just happened"
+                yield told
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._status = self.query_one("#stage-status", Static)
+        self._main = self.query_one("#stage-main")
+        self._queue = self.query_one(QueueInsides)
+        self._told = self.query_one(StepNarration)
+        if self.stepping:
+            self.crawler.loop.hold_clock()
+        self.crawler.start()
+        self._timer = self.set_interval(1 / FRAMES_PER_SECOND, self._tick)
+        self._redraw()
+
+    def on_unmount(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self.close()
+
+    def close(self) -> None:
+        """Stop the crawl (its sockets closed, held URLs back on the queue) and the loop."""
+        crawler = self.crawler
+        if crawler.phase not in OVER and self.error is None:
+            crawler.stop()
+        crawler.loop.close()
+
+    # ---- driving the loop ------------------------------------------------------------
+
+    def _on_step(self, description: str) -> None:
+        origin = self.origin
+        if self.reproducible:
+            # Socket numbers and the demo site's port differ from run to run.
+            origin = "http://demo"
+            description = _FD.sub("socket N", description.replace(self.origin, origin))
+        self.recent.append(narrate(description, origin))
+
+    @property
+    def over(self) -> bool:
+        return self.error is not None or (
+            self.crawler.phase in OVER and not self.crawler.loop.ready
+        )
+
+    def _step_once(self) -> bool:
+        """Run one callback if one is ready now (never waits); True if one ran."""
+        try:
+            handle = self.crawler.loop.step(0)
+        except Exception as exc:
+            # A bug in a callback ends the crawl, as in the chapter; the screen says so.
+            self.error = printable(f"{type(exc).__name__}: {exc}", 200)
+            self.wanted = 0
+            return False
+        if handle is None:
+            return False
+        self.steps += 1
+        return True
+
+    def _tick(self) -> None:
+        if not self.is_mounted or self.over:
+            self._redraw()
+            return
+        if self.stepping:
+            if self.wanted and self._step_once():
+                self.wanted -= 1
+        else:
+            for _ in range(self.speed):
+                if not self._step_once() or self.over:
+                    break
+        self._redraw()
+
+    # ---- keys ------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("step", "toggle_run", "speed") and self.over:
+            return None  # shown greyed out: the crawl is over
+        return True
+
+    def action_step(self) -> None:
+        """Freeze (if running) and run one more callback."""
+        if not self.stepping:
+            self.stepping = True
+            self.crawler.loop.hold_clock()
+        self.wanted += 1
+        if self._step_once():
+            self.wanted -= 1
+        self._redraw()
+
+    def action_toggle_run(self) -> None:
+        self.stepping = not self.stepping
+        self.wanted = 0
+        if self.stepping:
+            self.crawler.loop.hold_clock()
+        else:
+            self.crawler.loop.release_clock()
+        self._redraw()
+
+    def action_speed(self, direction: int) -> None:
+        index = SPEEDS.index(self.speed) if self.speed in SPEEDS else 1
+        self.speed = SPEEDS[min(max(index + direction, 0), len(SPEEDS) - 1)]
+        self._redraw()
+
+    def action_traceback(self) -> None:
+        """Crawl the root again with a parser that raises, and show the traceback."""
+        self.run_worker(self._traceback(), name="traceback", group="traceback", exclusive=True)
+
+    async def _traceback(self) -> None:
+        root = self.roots[0]
+        if self.engine == "callbacks":
+            make, title, explanation = show_stack_ripping, "stage 1: stack ripping", RIPPED
+        else:
+            make, title, explanation = show_coroutine_traceback, "stage 2: a whole stack", WHOLE
+        self.notify("crawling once more with a parser that raises…", timeout=3)
+        try:
+            # Its own crawler and loop, blocking, so in a thread: the demo site it fetches
+            # from is served by this thread's loop, which must stay free to answer.
+            text = await asyncio.to_thread(make, root)
+        except Exception as exc:
+            self.notify(printable(f"{type(exc).__name__}: {exc}", 200), severity="error")
+            return
+        await self.app.push_screen(TracebackScreen(title, explanation, text))
+
+    # ---- what the panels show --------------------------------------------------------
+
+    def _redraw(self) -> None:
+        crawler = self.crawler
+        self._status.update(self._status_text())
+        if isinstance(crawler, GeneratorCrawler):
+            assert isinstance(self._main, TaskChains)
+            self._main.show(self._tasks(crawler))
+            self._queue.show(self._generator_queue(crawler))
+        else:
+            assert isinstance(self._main, LoopPanel)
+            self._main.show(self._loop_view(crawler))
+            self._queue.show(self._callback_queue(crawler))
+        self._told.show(self.steps, tuple(self.recent), self._note())
+        self.refresh_bindings()
+
+    def _note(self) -> str:
+        if self.error:
+            return f"The crawl failed: {self.error}"
+        if self.over:
+            return "The crawl is over: every URL is done, failed or filtered."
+        if self.stepping and self.wanted:
+            return "Waiting for the network: nothing is ready yet, so select() would block."
+        return ""
+
+    def _status_text(self) -> Text:
+        crawler = self.crawler
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(f" {crawler.phase.value.upper()} ", "bold black on green")
+        line.append(f"  {STAGE_TITLES[self.engine]}", "bold")
+        if self.stepping:
+            line.append("   STEP MODE (n: next callback)", "bold magenta")
+        else:
+            line.append(f"   running {self.speed} callbacks a frame", "bold")
+        line.append(f"   step {self.steps}", "bold")
+        a = crawler.accounting()
+        line.append(f"   {a.done} done  {a.failed} failed  {a.queued} queued", "dim")
+        return line
+
+    def _short(self, url: str | None) -> str | None:
+        if url is None:
+            return None
+        return url.replace(self.origin, "") or "/"
+
+    def _tasks(self, crawler: GeneratorCrawler) -> tuple[TaskView, ...]:
+        resumed = self.recent[-1].task if self.recent else None
+        tasks: list[tuple[Task[object], str, str | None]] = []
+        if crawler.main is not None:
+            tasks.append((crawler.main, crawler.phase.value, None))  # type: ignore[arg-type]
+        for worker in crawler.workers.values():
+            if worker.task is not None:
+                tasks.append((worker.task, worker.state.value, worker.url))  # type: ignore[arg-type]
+        for task in crawler.robots.values():
+            tasks.append((task, "fetching robots.txt", None))  # type: ignore[arg-type]
+        views = []
+        for task, state, url in tasks:
+            if task.done():
+                state = "cancelled" if task.cancelled() else "done"
+            links, future = suspension(task)
+            views.append(
+                TaskView(
+                    # "robots http://host:port": the host is the only one crawled.
+                    name="robots.txt" if task.name.startswith("robots ") else task.name,
+                    state=state,
+                    url=self._short(url),
+                    steps=task.steps,
+                    links=tuple(LinkView(k.function, k.file, k.line, k.lasti) for k in links),
+                    waits_on=None if future is None else self._future(future),
+                    resumed=task.name == resumed,
+                )
+            )
+        return tuple(views)
+
+    def _future(self, future: object) -> str:
+        text = repr(future).replace(self.origin, "")
+        return _FD.sub("socket N", text) if self.reproducible else text
+
+    def _generator_queue(self, crawler: GeneratorCrawler) -> QueueInsidesView:
+        q = crawler.q
+        waiting = {
+            id(w.task.waiting_on): f"worker-{w.id}"
+            for w in crawler.workers.values()
+            if w.task is not None and w.task.waiting_on is not None
+        }
+        getters = tuple(waiting.get(id(g), "?") for g in q.getters if not g.done())
+        join = repr(q.join_future)
+        if crawler.main is not None and crawler.main.waiting_on is q.join_future:
+            join += "  ← crawl waits"
+        items = tuple(self._short(url) or url for url, _ in q.items)
+        return QueueInsidesView(items, q.unfinished, getters, join)
+
+    def _callback_queue(self, crawler: CallbackCrawler) -> QueueInsidesView:
+        items = tuple(self._short(url) or url for url, _ in crawler.todo)
+        idle = tuple(f"slot {slot.id}" for slot in crawler.idle)
+        join = "none: dispatch() ends the crawl once todo is empty and every slot is idle"
+        return QueueInsidesView(items, crawler.unfinished, idle, join, "idle slots")
+
+    def _loop_view(self, crawler: CallbackCrawler) -> LoopView:
+        loop = crawler.loop
+
+        def short(text: str) -> str:
+            return text.replace(self.origin, "")
+
+        registered = tuple(
+            (fd, events, short(what.split(": ", 1)[-1])) for fd, events, what in loop.registered()
+        )
+        timers = tuple(
+            (due, short(what.removeprefix("timer fired: "))) for due, what in loop.timers_due()
+        )
+        ready = tuple(short(what) for what in loop.pending())
+        slots = tuple(
+            SlotView(slot.id, slot.state.value, self._short(slot.url))
+            for slot in crawler.workers.values()
+        )
+        return LoopView(registered, timers, ready, slots, self.reproducible)

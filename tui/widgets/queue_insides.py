@@ -1,0 +1,49 @@
+"""The queue's insides: its items, the unfinished counter, waiting getters, join's Future."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from crawlscope.engine.text import printable
+
+SHOWN_ITEMS = 4  # with the counters, getters and join: 9 lines, what the panel holds
+
+
+@dataclass(frozen=True, slots=True)
+class QueueInsidesView:
+    items: tuple[str, ...]  # URLs waiting, first out first
+    unfinished: int
+    getters: tuple[str, ...]  # who waits in get() (stage 2), or the idle slots (stage 1)
+    join: str  # the join Future's repr, or how stage 1 knows it is done
+    getters_title: str = "getters (waiting in get())"
+
+
+class QueueInsides(Static):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: QueueInsidesView | None = None
+
+    def show(self, view: QueueInsidesView) -> None:
+        if view == self._shown:
+            return
+        self._shown = view
+        self.update(self._render_view(view))
+
+    @staticmethod
+    def _render_view(view: QueueInsidesView) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"items {len(view.items)}", "bold")
+        text.append(f"   unfinished {view.unfinished}\n", "bold")
+        for url in view.items[:SHOWN_ITEMS]:
+            text.append("  " + printable(url, 60) + "\n")
+        if len(view.items) > SHOWN_ITEMS:
+            text.append(f"  … {len(view.items) - SHOWN_ITEMS} more\n", "dim")
+        text.append(f"{view.getters_title} {len(view.getters)}\n", "bold")
+        if view.getters:
+            text.append("  " + ", ".join(view.getters) + "\n")
+        text.append("join ", "bold")
+        text.append(printable(view.join, 80))
+        return text

@@ -1,0 +1,78 @@
+"""Stage 2: each Task's generator chain, the chapter's figure 5.3 drawn live.
+
+For every task: its name and state, then the yield-from chain from the outermost
+generator (the worker) down to `Future.__iter__`, each with the line it is suspended
+on (gi_frame.f_lineno) and its last bytecode offset (f_lasti), and last the Future the
+task waits on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from crawlscope.engine.text import printable
+
+
+@dataclass(frozen=True, slots=True)
+class LinkView:
+    function: str
+    file: str
+    line: int
+    lasti: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    name: str
+    state: str  # the worker's state label, or "running", "done", "cancelled"
+    url: str | None  # the URL a worker holds, shortened
+    steps: int  # send()/throw() calls so far
+    links: tuple[LinkView, ...]
+    waits_on: str | None  # the Future's repr
+    resumed: bool  # it is the task the last step resumed
+
+
+class TaskChains(Static):
+    """Plain text: crawled URLs are never parsed as markup."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: tuple[TaskView, ...] | None = None
+        self.frozen = False  # hide f_lineno/f_lasti, which differ between Python releases
+
+    def show(self, tasks: tuple[TaskView, ...]) -> None:
+        if tasks == self._shown:
+            return
+        self._shown = tasks
+        self.update(self._render_tasks(tasks))
+
+    def _render_tasks(self, tasks: tuple[TaskView, ...]) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for task in tasks:
+            marker = "▶ " if task.resumed else "  "
+            text.append(marker, "bold green")
+            text.append(task.name, "bold reverse" if task.resumed else "bold")
+            text.append(f"  {task.state}", "cyan")
+            if task.url:
+                text.append(f"  {printable(task.url, 60)}")
+            text.append(f"  ({task.steps} steps)\n", "dim")
+            file = ""
+            for depth, link in enumerate(task.links):
+                text.append("    " + "  " * depth + ("└ " if depth else ""))
+                text.append(link.function, "bold" if depth == 0 else "")
+                # The file only where it changes: the chain is narrow enough to read.
+                where = link.file if link.file != file else ""
+                file = link.file
+                if not self.frozen:
+                    where = f"{where}:{link.line}  f_lasti {link.lasti}"
+                text.append(f"  {where}\n" if where else "\n", "dim")
+            if task.waits_on:
+                text.append("    " + "  " * len(task.links) + "⏸ waits on ", "yellow")
+                text.append(printable(task.waits_on, 60) + "\n", "yellow")
+            text.append("\n")
+        if not tasks:
+            text.append("no tasks yet: the first step creates the crawl task", "dim")
+        return text
