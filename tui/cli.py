@@ -24,7 +24,7 @@ from crawlscope.engine.text import printable
 from .app import DEMO_FOR_THE_EYE, FRAMES_PER_SECOND, CrawlScopeApp
 from .headless import run_headless, unreachable_roots
 from .lecture import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
-from .options import add_crawl_options, add_demo_options, crawl_config, demo_config
+from .options import add_crawl_options, add_demo_options, crawl_config, demo_config, seconds
 from .screenshots import shoot_app, take_screenshot
 
 
@@ -120,7 +120,7 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
     ui.add_argument("--paused", action="store_true", help="start with the crawl paused")
     ui.add_argument(
         "--slowmo",
-        type=_seconds,
+        type=seconds,
         default=0.0,
         metavar="S",
         help="linger S seconds at each state change (the s key cycles 0, 0.25, 0.5, 1)",
@@ -140,7 +140,7 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
     )
     ui.add_argument(
         "--screenshot-after",
-        type=_seconds,
+        type=seconds,
         default=3.0,
         metavar="S",
         help="seconds of crawling before the screenshot (default 3)",
@@ -152,16 +152,6 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WxH",
         help="terminal size for --screenshot (default 120x40)",
     )
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
-    return value
 
 
 def _fps(text: str) -> float:

@@ -22,7 +22,7 @@ def _count(minimum: int) -> type[int]:
     return parse  # type: ignore[return-value]
 
 
-def _seconds(text: str) -> float:
+def seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -33,7 +33,7 @@ def _seconds(text: str) -> float:
 
 
 def _positive_seconds(text: str) -> float:
-    value = _seconds(text)
+    value = seconds(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must be more than 0")
     return value
@@ -147,7 +147,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     p(
         "--delay",
-        type=_seconds,
+        type=seconds,
         default=d.host_delay,
         metavar="S",
         help="seconds between requests to one host (robots.txt Crawl-delay wins if larger)",
@@ -189,14 +189,14 @@ def add_demo_options(
     )
     p(
         f"--{prefix}latency",
-        type=_seconds,
+        type=seconds,
         default=d.latency,
         metavar="S",
         help="seconds the demo site waits before each response",
     )
     p(
         f"--{prefix}jitter",
-        type=_seconds,
+        type=seconds,
         default=d.jitter,
         metavar="S",
         help="extra random 0..S seconds per response",
