@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -78,3 +81,26 @@ def expected(config: DemoConfig, robots: bool = True, **options: int) -> dict[st
     if robots:
         del outcomes["/private/secret"]
     return outcomes
+
+
+CLI = [sys.executable, "-m", "crawlscope.tui"]
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The `crawlscope` command as a user runs it, with no terminal and no input."""
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+@contextmanager
+def demo_site_process() -> Iterator[str]:
+    """`crawlscope demo-site` in its own process; yields the URL it announces."""
+    proc = subprocess.Popen([*CLI, "demo-site", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        yield next(word for word in line.split() if word.startswith("http://"))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

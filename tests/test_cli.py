@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,34 +10,18 @@ import pytest
 
 from crawlscope.engine.demo_site import DemoConfig
 from crawlscope.engine.records import FIELDS
-from helpers import expected
-
-CLI = [sys.executable, "-m", "crawlscope.tui"]
-
-
-def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
+from helpers import demo_site_process, expected, run_cli
 
 
 @pytest.fixture(scope="module")
 def demo_site() -> Iterator[str]:
-    """`crawlscope demo-site` in its own process; yields the URL it announces."""
-    proc = subprocess.Popen([*CLI, "demo-site", "--port", "0"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        url = next(word for word in line.split() if word.startswith("http://"))
+    with demo_site_process() as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_headless_crawl_of_the_standalone_demo_site(demo_site: str, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
-    result = run("crawl", demo_site, "--output", str(out), "--max-tasks", "20")
+    result = run_cli("crawl", demo_site, "--output", str(out), "--max-tasks", "20")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""  # not a terminal: no progress line
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
@@ -53,20 +35,22 @@ def test_headless_crawl_of_the_standalone_demo_site(demo_site: str, tmp_path: Pa
 
 
 def test_the_chapters_option_spellings_are_accepted(demo_site: str) -> None:
-    result = run("crawl", demo_site, "--max_tasks", "3", "--max_redirect", "12", "--max_tries", "5")
+    result = run_cli(
+        "crawl", demo_site, "--max_tasks", "3", "--max_redirect", "12", "--max_tries", "5"
+    )
     assert result.returncode == 0, result.stderr
     assert "(max_tasks=3)" in result.stdout
     assert f"{demo_site}chain/11 302 redirect" in result.stdout
 
 
 def test_quiet_prints_no_report(demo_site: str) -> None:
-    result = run("crawl", "-q", demo_site)
+    result = run_cli("crawl", "-q", demo_site)
     assert result.returncode == 0
     assert result.stdout == ""
 
 
 def test_verbose_prints_each_fetch_on_stderr(demo_site: str) -> None:
-    result = run("crawl", "-v", demo_site, "--max-pages", "5")
+    result = run_cli("crawl", "-v", demo_site, "--max-pages", "5")
     assert result.returncode == 0
     assert len([line for line in result.stderr.splitlines() if line.startswith("http")]) == 5
 
@@ -83,7 +67,7 @@ def test_verbose_prints_each_fetch_on_stderr(demo_site: str) -> None:
     ],
 )
 def test_bad_arguments_give_one_line_and_no_traceback(args: list[str], message: str) -> None:
-    result = run(*args)
+    result = run_cli(*args)
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
@@ -91,7 +75,7 @@ def test_bad_arguments_give_one_line_and_no_traceback(args: list[str], message: 
 
 
 def test_an_unreachable_root_is_an_error(unused_tcp_port: int) -> None:
-    result = run("crawl", f"http://127.0.0.1:{unused_tcp_port}/", "--max-tries", "1")
+    result = run_cli("crawl", f"http://127.0.0.1:{unused_tcp_port}/", "--max-tries", "1")
     assert result.returncode == 1
     assert f"cannot reach http://127.0.0.1:{unused_tcp_port}/" in result.stderr
     assert "Traceback" not in result.stderr
@@ -99,6 +83,6 @@ def test_an_unreachable_root_is_an_error(unused_tcp_port: int) -> None:
 
 def test_demo_site_refuses_a_port_in_use(demo_site: str) -> None:
     port = demo_site.rstrip("/").rsplit(":", 1)[1]
-    result = run("demo-site", "--port", port)
+    result = run_cli("demo-site", "--port", port)
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,26 +9,13 @@ import pytest
 
 from crawlscope.engine.replay import ReplayedCrawl
 from crawlscope.engine.snapshot import Phase
-
-CLI = [sys.executable, "-m", "crawlscope.tui"]
-
-
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
+from helpers import demo_site_process, run_cli
 
 
 @pytest.fixture(scope="module")
 def demo_site() -> Iterator[str]:
-    proc = subprocess.Popen([*CLI, "demo-site", "--port", "0"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        yield next(word for word in line.split() if word.startswith("http://"))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with demo_site_process() as url:
+        yield url
 
 
 def url_lines(report: str) -> list[str]:
@@ -41,7 +26,7 @@ def url_lines(report: str) -> list[str]:
 def test_the_three_engines_report_the_same_urls(demo_site: str) -> None:
     reports = {}
     for engine in ("callbacks", "generators", "asyncio"):
-        result = run("crawl", demo_site, "--engine", engine, "--max-tasks", "1")
+        result = run_cli("crawl", demo_site, "--engine", engine, "--max-tasks", "1")
         assert result.returncode == 0, (engine, result.stderr)
         reports[engine] = url_lines(result.stdout)
     assert len(reports["asyncio"]) > 50
@@ -52,7 +37,7 @@ def test_a_lecture_engine_writes_the_same_json_lines(demo_site: str, tmp_path: P
     lines = {}
     for engine in ("generators", "asyncio"):
         out = tmp_path / f"{engine}.jsonl"
-        result = run("crawl", demo_site, "--engine", engine, "--max-tasks", "1", "-o", str(out))
+        result = run_cli("crawl", demo_site, "--engine", engine, "--max-tasks", "1", "-o", str(out))
         assert result.returncode == 0, result.stderr
         lines[engine] = len(out.read_text().splitlines())
     assert lines["generators"] == lines["asyncio"] > 50
@@ -60,7 +45,7 @@ def test_a_lecture_engine_writes_the_same_json_lines(demo_site: str, tmp_path: P
 
 def test_record_writes_a_recording_that_replays(demo_site: str, tmp_path: Path) -> None:
     path = tmp_path / "crawl.jsonl"
-    result = run("crawl", demo_site, "--max-tasks", "4", "--record", str(path), "-q")
+    result = run_cli("crawl", demo_site, "--max-tasks", "4", "--record", str(path), "-q")
     assert result.returncode == 0, result.stderr
     replay = ReplayedCrawl.load(path)
     assert replay.duration > 0
@@ -72,7 +57,7 @@ def test_record_writes_a_recording_that_replays(demo_site: str, tmp_path: Path) 
 
 def test_record_is_refused_for_a_lecture_engine(demo_site: str, tmp_path: Path) -> None:
     path = tmp_path / "crawl.jsonl"
-    result = run("crawl", demo_site, "--engine", "callbacks", "--record", str(path))
+    result = run_cli("crawl", demo_site, "--engine", "callbacks", "--record", str(path))
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "crawlscope: --record needs the asyncio engine (the lecture engines cannot record)"
@@ -81,7 +66,7 @@ def test_record_is_refused_for_a_lecture_engine(demo_site: str, tmp_path: Path) 
 
 
 def test_an_unknown_engine_is_a_usage_error(demo_site: str) -> None:
-    result = run("crawl", demo_site, "--engine", "threads")
+    result = run_cli("crawl", demo_site, "--engine", "threads")
     assert result.returncode == 2
     assert "invalid choice: 'threads'" in result.stderr
 
@@ -96,6 +81,6 @@ def test_an_unknown_engine_is_a_usage_error(demo_site: str) -> None:
     ],
 )
 def test_the_screens_refuse_cleanly_with_no_terminal(args: list[str], message: str) -> None:
-    result = run(*args)
+    result = run_cli(*args)
     assert result.returncode == 2
     assert result.stderr.startswith(f"crawlscope: {message}") and result.stderr.count("\n") == 1

@@ -24,7 +24,14 @@ from crawlscope.engine.text import printable
 from .app import DEMO_FOR_THE_EYE, FRAMES_PER_SECOND, CrawlScopeApp
 from .headless import run_headless, unreachable_roots
 from .lecture import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
-from .options import add_crawl_options, add_demo_options, crawl_config, demo_config, seconds
+from .options import (
+    add_crawl_options,
+    add_demo_options,
+    count,
+    crawl_config,
+    demo_config,
+    seconds,
+)
 from .screenshots import shoot_app, take_screenshot
 
 
@@ -64,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         "site: callbacks, then generator coroutines (n steps, p runs, → next stage, "
         "← previous), then the asyncio TUI.",
     )
-    lecture.add_argument("--max-tasks", type=_tasks, default=3, metavar="N",
+    lecture.add_argument("--max-tasks", type=count(1, 20), default=3, metavar="N",
                          help="workers in every stage (default 3)")  # fmt: skip
 
     crawl = sub.add_parser("crawl", help="crawl ROOT... headless; the report goes to stdout")
@@ -371,16 +378,6 @@ def _lecture(args: argparse.Namespace) -> int:
     app.run()
     app.write_report(sys.stdout)
     return 1 if app.crawl_error else 0
-
-
-def _tasks(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 20:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 20, not {value}")
-    return value
 
 
 def _replay(args: argparse.Namespace) -> int:

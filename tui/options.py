@@ -8,12 +8,16 @@ from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
 from crawlscope.engine.demo_site import DemoConfig
 
 
-def _count(minimum: int) -> type[int]:
+def count(minimum: int, maximum: int | None = None) -> type[int]:
+    """An argparse type: a whole number from `minimum` (to `maximum`, when given)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if maximum is not None and not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"must be from {minimum} to {maximum}, not {value}")
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
         return value
@@ -46,7 +50,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     p(
         "--max-tasks",
         "--max_tasks",
-        type=_count(1),
+        type=count(1),
         default=d.max_tasks,
         metavar="N",
         help=f"worker tasks (default {d.max_tasks})",
@@ -54,7 +58,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     p(
         "--max-redirect",
         "--max_redirect",
-        type=_count(0),
+        type=count(0),
         default=d.max_redirect,
         metavar="N",
         help=f"redirects followed per URL (default {d.max_redirect})",
@@ -62,7 +66,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     p(
         "--max-tries",
         "--max_tries",
-        type=_count(1),
+        type=count(1),
         default=d.max_tries,
         metavar="N",
         help=f"tries per URL on connection errors and timeouts (default {d.max_tries})",
@@ -88,8 +92,8 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         metavar="REGEX",
         help="skip URLs matching this regex (repeatable)",
     )
-    p("--max-pages", type=_count(0), default=0, metavar="N", help="stop queueing after N URLs")
-    p("--max-depth", type=_count(0), default=0, metavar="N", help="follow links N levels deep")
+    p("--max-pages", type=count(0), default=0, metavar="N", help="stop queueing after N URLs")
+    p("--max-depth", type=count(0), default=0, metavar="N", help="follow links N levels deep")
     p(
         "--timeout",
         type=_positive_seconds,
@@ -113,21 +117,21 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     p(
         "--max-size",
-        type=_count(1),
+        type=count(1),
         default=d.max_size,
         metavar="BYTES",
         help=f"largest body read, after decompression (default {d.max_size})",
     )
     p(
         "--max-links",
-        type=_count(1),
+        type=count(1),
         default=d.max_links,
         metavar="N",
         help=f"links taken from one page (default {d.max_links})",
     )
     p(
         "--max-url-length",
-        type=_count(1),
+        type=count(1),
         default=d.max_url_length,
         metavar="N",
         help=f"longer URLs are filtered (default {d.max_url_length})",
@@ -140,7 +144,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     p(
         "--per-host",
-        type=_count(0),
+        type=count(0),
         default=d.per_host,
         metavar="N",
         help=f"requests in flight per host, 0 for no limit (default {d.per_host})",
@@ -175,14 +179,14 @@ def add_demo_options(
     p = parser.add_argument
     p(
         f"--{prefix}pages",
-        type=_count(1),
+        type=count(1),
         default=d.pages,
         metavar="N",
         help=f"pages on the demo site (default {d.pages})",
     )
     p(
         f"--{prefix}links",
-        type=_count(0),
+        type=count(0),
         default=d.links_per_page,
         metavar="N",
         help=f"links per demo page (default {d.links_per_page})",
