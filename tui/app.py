@@ -332,7 +332,6 @@ class CrawlScopeApp(App[int]):
 
     def _show(self, crawler: Source, snap: Snapshot, table: bool) -> None:
         if table or snap.phase in OVER:
-            self._table.retiring = frozenset(w.id for w in crawler.workers.values() if w.retiring)
             self._table.show(snap.workers)
             self._fit_workers(self._table.row_count)
         a = snap.accounting
@@ -346,11 +345,9 @@ class CrawlScopeApp(App[int]):
                 rate = finished / snap.elapsed if snap.elapsed else 0.0
             else:
                 rate = self._history.rate(snap.t, finished)
-        paused = sum(
-            1
-            for w in snap.workers
-            if w.state is WorkerState.PAUSED and w.task is not None and not w.task.done()
-        )
+        # A view in the paused state is alive by definition (an ended one is stopped or
+        # cancelled); a replay's views carry no task, so asking the task would count none.
+        paused = sum(1 for w in snap.workers if w.state is WorkerState.PAUSED)
         self._queue.show(
             QueueView(snap.phase, a, snap.unfinished, snap.live_workers, paused, rate, over)
         )
@@ -395,7 +392,7 @@ class CrawlScopeApp(App[int]):
             selected is not None and selected.alive,
             selected is not None and selected.paused,
             selected is not None and selected.retiring,
-            frozenset(w.id for w in crawler.workers.values() if w.retiring),
+            sum(1 for w in snap.workers if w.retiring),
         )
         if state != self._bindings_state:
             self._bindings_state = state

@@ -37,7 +37,6 @@ class WorkersTable(DataTable[Text]):
         self.origin = ""
         # Reproducible screenshots: no wall-clock figures and no source line numbers.
         self.frozen = False
-        self.retiring: frozenset[int] = frozenset()
         self._order: list[int] = []  # worker ids in row order
         self._shown: dict[int, Values] = {}  # what each row displays now
         self._where_width = 28
@@ -88,7 +87,7 @@ class WorkersTable(DataTable[Text]):
         if view.paused and state in BUSY:
             # Asked to pause: it finishes this fetch first, then shows "paused".
             style += " underline"
-        if view.id in self.retiring and state is not WorkerState.STOPPED:
+        if view.retiring and state is not WorkerState.STOPPED:
             style += " italic"
         alive = view.task is not None and not view.task.done()
         return (
