@@ -28,7 +28,7 @@ from bench import trial
 from bench.common import REPO, DemoSite, SiteOptions, machine_line, parser, table, write_results
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoConfig, build_demo_app
+from crawlscope.engine.sites.demo import DemoConfig, build_demo_app
 
 TARGET_PEAK_MB = 400
 KINDS = ("crawlscope worker", "bare coroutine", "thread")

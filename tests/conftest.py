@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from aiohttp import web
 
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from helpers import Handler
 
 

@@ -12,8 +12,8 @@ from aiohttp import web
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoConfig, expected_outcomes
 from crawlscope.engine.records import FetchRecord
+from crawlscope.engine.sites.demo import DemoConfig, expected_outcomes
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

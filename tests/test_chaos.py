@@ -7,7 +7,7 @@ import random
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from helpers import assert_accounted, outcomes, path
 
 

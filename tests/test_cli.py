@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from crawlscope.engine.demo_site import DemoConfig
 from crawlscope.engine.records import FIELDS
+from crawlscope.engine.sites.demo import DemoConfig
 from helpers import demo_site_process, expected, run_cli
 
 

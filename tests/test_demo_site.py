@@ -13,7 +13,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import aiohttp
 import pytest
 
-from crawlscope.engine.demo_site import (
+from crawlscope.engine.sites.demo import (
     REQUESTS,
     DemoConfig,
     DemoServer,

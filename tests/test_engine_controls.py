@@ -10,8 +10,8 @@ import pytest
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoServer
 from crawlscope.engine.report import write_report
+from crawlscope.engine.sites.demo import DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import BUSY, WorkerState
 from helpers import assert_accounted, expected, outcomes

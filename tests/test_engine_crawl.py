@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 from urllib.parse import urlsplit
 
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
 from crawlscope.engine.redirects import ChainEnd
 from crawlscope.engine.report import write_report
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
 from helpers import assert_accounted, expected, outcomes, path, run_crawl
 

@@ -30,7 +30,10 @@ from aiohttp import web
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.hostile_site import (
+from crawlscope.engine.records import FetchRecord
+from crawlscope.engine.redirects import ChainEnd
+from crawlscope.engine.report import write_report
+from crawlscope.engine.sites.hostile import (
     HOSTILE_CASES,
     HOSTILE_REQUESTS,
     HOSTILE_TEXTS,
@@ -44,9 +47,6 @@ from crawlscope.engine.hostile_site import (
     gzip_bomb,
     landing,
 )
-from crawlscope.engine.records import FetchRecord
-from crawlscope.engine.redirects import ChainEnd
-from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import Phase
 from helpers import assert_accounted
 

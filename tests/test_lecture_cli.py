@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from crawlscope.engine.replay import ReplayedCrawl
 from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.trace.replay import ReplayedCrawl
 from helpers import demo_site_process, run_cli
 
 

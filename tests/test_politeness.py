@@ -11,7 +11,7 @@ from aiohttp import web
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from helpers import Handler, assert_accounted, html, path, run_crawl
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]

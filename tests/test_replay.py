@@ -12,10 +12,10 @@ import pytest
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
-from crawlscope.engine.recording import Recorder
-from crawlscope.engine.replay import ReplayedCrawl, ReplayError
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 from crawlscope.engine.workers import WorkerState
 
 

@@ -22,14 +22,8 @@ from typing import Any
 import pytest
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
-from crawlscope.engine.rawhttp import ResponseReader, parse_content_type
-from crawlscope.engine.records import FIELDS, JsonlWriter
-from crawlscope.engine.redirects import ChainEnd
-from crawlscope.engine.report import Crawl, write_report
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.stage_callbacks import CallbackCrawler, show_stack_ripping
-from crawlscope.engine.stage_generators import (
+from crawlscope.engine.lecture.callbacks import CallbackCrawler, show_stack_ripping
+from crawlscope.engine.lecture.generators import (
     Cancelled,
     EventLoop,
     Future,
@@ -40,7 +34,13 @@ from crawlscope.engine.stage_generators import (
     sleep,
     suspension,
 )
-from crawlscope.engine.stages import ENGINES, create, run_blocking
+from crawlscope.engine.lecture.rawhttp import ResponseReader, parse_content_type
+from crawlscope.engine.lecture.stages import ENGINES, create, run_blocking
+from crawlscope.engine.records import FIELDS, JsonlWriter
+from crawlscope.engine.redirects import ChainEnd
+from crawlscope.engine.report import Crawl, write_report
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.snapshot import Phase
 from helpers import expected, outcome
 
 LECTURE = ("callbacks", "generators")

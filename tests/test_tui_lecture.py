@@ -9,12 +9,12 @@ from textual.pilot import Pilot
 from tui_support import screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.demo_site import DemoConfig
+from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
-from crawlscope.tui.lecture import LectureApp
-from crawlscope.tui.narration import narrate
-from crawlscope.tui.stage_screen import StageScreen
-from crawlscope.tui.widgets.traceback_screen import TracebackScreen
+from crawlscope.tui.lecture.app import LectureApp
+from crawlscope.tui.lecture.narration import narrate
+from crawlscope.tui.lecture.stage_screen import StageScreen
+from crawlscope.tui.lecture.widgets.traceback_screen import TracebackScreen
 from helpers import expected, outcomes
 
 DEMO = DemoConfig(pages=20, links_per_page=4)

@@ -16,10 +16,10 @@ from textual.pilot import Pilot
 from tui_support import until
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.demo_site import DemoConfig
-from crawlscope.engine.replay import ReplayedCrawl
+from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
-from crawlscope.tui.lecture import LectureApp
+from crawlscope.tui.lecture.app import LectureApp
 
 RECORDING = Path(__file__).parent / "data" / "demo-crawl.jsonl"
 DEMO = DemoConfig(pages=24, links_per_page=4, seed=3)

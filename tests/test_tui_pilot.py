@@ -7,7 +7,7 @@ import io
 
 from tui_support import config, crawler_of, frames, screen_text, until
 
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.app import CrawlScopeApp

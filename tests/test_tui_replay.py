@@ -12,10 +12,10 @@ from tui_support import frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
-from crawlscope.engine.recording import Recorder
-from crawlscope.engine.replay import ReplayedCrawl
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.widgets.replay_bar import ReplayBar
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from textual import events
 from tui_support import TIMEOUT, config, crawler_of, until
 
-from crawlscope.engine.demo_site import DemoConfig
+from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.widgets.status_line import StatusLine

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 from tui_support import config, crawler_of, frames, until
 
-from crawlscope.engine.demo_site import DemoConfig
 from crawlscope.engine.records import FetchRecord
+from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.app import CrawlScopeApp

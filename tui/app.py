@@ -24,12 +24,12 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
-from crawlscope.engine.recording import Recorder
-from crawlscope.engine.replay import ReplayedCrawl
 from crawlscope.engine.report import write_report
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase, Snapshot
 from crawlscope.engine.text import printable
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.engine.workers import Worker as CrawlWorker
 from crawlscope.engine.workers import WorkerState
 

@@ -12,18 +12,18 @@ from pathlib import Path
 
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoServer, serve_forever
+from crawlscope.engine.lecture.stages import ENGINES, run_blocking
 from crawlscope.engine.ledger import RecordListener
-from crawlscope.engine.recording import Recorder
 from crawlscope.engine.records import JsonlWriter
-from crawlscope.engine.replay import ReplayedCrawl, ReplayError
 from crawlscope.engine.report import url_line, write_report
-from crawlscope.engine.stages import ENGINES, run_blocking
+from crawlscope.engine.sites.demo import DemoServer, serve_forever
 from crawlscope.engine.text import printable
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
 from .app import DEMO_FOR_THE_EYE, FRAMES_PER_SECOND, CrawlScopeApp
 from .headless import run_headless, unreachable_roots
-from .lecture import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
+from .lecture.app import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
 from .options import (
     add_crawl_options,
     add_demo_options,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
-from crawlscope.engine.demo_site import DemoConfig
+from crawlscope.engine.sites.demo import DemoConfig
 
 
 def count(minimum: int, maximum: int | None = None) -> type[int]:

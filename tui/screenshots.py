@@ -21,14 +21,14 @@ from textual.pilot import Pilot
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
-from crawlscope.engine.recording import Recorder
-from crawlscope.engine.replay import ReplayedCrawl
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.engine.workers import WorkerState
 
 from .app import CrawlScopeApp
-from .lecture import LectureApp
+from .lecture.app import LectureApp
 
 Steer = Callable[[Pilot[int], CrawlScopeApp], Awaitable[None]]
 LectureSteer = Callable[[Pilot[Any]], Awaitable[None]]

@@ -24,9 +24,9 @@ from typing import Any
 from protego import Protego
 from yarl import URL
 
-from .ledger import Answer
-from .politeness import ROBOTS_MAX_BYTES, RobotsRules
-from .records import describe_exception
+from ..ledger import Answer
+from ..politeness import ROBOTS_MAX_BYTES, RobotsRules
+from ..records import describe_exception
 
 __all__ = [
     "CHUNK",

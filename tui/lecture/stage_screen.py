@@ -24,18 +24,18 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.stage_callbacks import CallbackCrawler, show_stack_ripping
-from crawlscope.engine.stage_generators import (
+from crawlscope.engine.lecture.callbacks import CallbackCrawler, show_stack_ripping
+from crawlscope.engine.lecture.generators import (
     GeneratorCrawler,
     Task,
     show_coroutine_traceback,
     suspension,
 )
-from crawlscope.engine.stages import create
+from crawlscope.engine.lecture.stages import create
+from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.text import printable
 
-from .format import origin_of
+from ..format import origin_of
 from .narration import Step, narrate
 from .widgets.loop_panel import LoopPanel, LoopView, SlotView
 from .widgets.queue_insides import QueueInsides, QueueInsidesView

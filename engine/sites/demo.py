@@ -24,7 +24,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from .hostile_site import add_hostile_routes
+from .hostile import add_hostile_routes
 
 __all__ = [
     "CONCURRENCY",

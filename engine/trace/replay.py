@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import CrawlConfig
-from .records import FetchRecord
-from .redirects import Chain, ChainEnd, RedirectLog
-from .snapshot import Accounting, Phase, Snapshot
-from .workers import WorkerState, WorkerView
+from ..config import CrawlConfig
+from ..records import FetchRecord
+from ..redirects import Chain, ChainEnd, RedirectLog
+from ..snapshot import Accounting, Phase, Snapshot
+from ..workers import WorkerState, WorkerView
 
 CHECKPOINT_EVERY = 2000  # events between saved states
 

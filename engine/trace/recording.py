@@ -12,9 +12,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from .crawler import Crawler
-from .records import FetchRecord
-from .workers import Worker
+from ..crawler import Crawler
+from ..records import FetchRecord
+from ..workers import Worker
 
 FORMAT_VERSION = 1
 

@@ -15,7 +15,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.demo_site import DemoConfig, DemoServer
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 
 from .stage_screen import StageScreen
 

@@ -59,9 +59,15 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .config import CrawlConfig
-from .ledger import REDIRECT_STATUSES, Answer, KeepsBooks, Ledger
-from .politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
+from ..config import CrawlConfig
+from ..ledger import REDIRECT_STATUSES, Answer, KeepsBooks, Ledger
+from ..politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
+from ..records import FetchRecord, describe_exception
+from ..snapshot import Accounting, Phase
+from ..urls import normalize
+from ..workers import WorkerState
+from .callbacks import EventLoop as CallbackLoop
+from .callbacks import StepHook
 from .rawhttp import (
     CHUNK,
     ROBOTS_MAX_HOPS,
@@ -76,12 +82,6 @@ from .rawhttp import (
     robots_rules,
     robots_unreachable,
 )
-from .records import FetchRecord, describe_exception
-from .snapshot import Accounting, Phase
-from .stage_callbacks import EventLoop as CallbackLoop
-from .stage_callbacks import StepHook
-from .urls import normalize
-from .workers import WorkerState
 
 __all__ = [
     "RETRYABLE",

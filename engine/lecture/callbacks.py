@@ -45,9 +45,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import CrawlConfig
-from .ledger import REDIRECT_STATUSES, KeepsBooks, Ledger
-from .politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
+from ..config import CrawlConfig
+from ..ledger import REDIRECT_STATUSES, KeepsBooks, Ledger
+from ..politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
+from ..records import FetchRecord, describe_exception
+from ..snapshot import Accounting, Phase
+from ..urls import normalize
+from ..workers import WorkerState
 from .rawhttp import (
     CHUNK,
     ROBOTS_MAX_HOPS,
@@ -62,10 +66,6 @@ from .rawhttp import (
     robots_rules,
     robots_unreachable,
 )
-from .records import FetchRecord, describe_exception
-from .snapshot import Accounting, Phase
-from .urls import normalize
-from .workers import WorkerState
 
 __all__ = [
     "RETRYABLE",

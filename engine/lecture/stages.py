@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from .config import CrawlConfig
-from .crawler import Crawler
-from .ledger import RecordListener
-from .report import Crawl
-from .stage_callbacks import CallbackCrawler, StepHook
-from .stage_generators import GeneratorCrawler
+from ..config import CrawlConfig
+from ..crawler import Crawler
+from ..ledger import RecordListener
+from ..report import Crawl
+from .callbacks import CallbackCrawler, StepHook
+from .generators import GeneratorCrawler
 
 __all__ = ["ENGINES", "create", "run_blocking"]
 

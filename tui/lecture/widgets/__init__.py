@@ -1,0 +1,1 @@
+"""The lecture screens' panels, one per module."""
