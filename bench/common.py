@@ -350,7 +350,9 @@ def write_results(
     results_dir: Path = args.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     path = results_dir / f"{name}.json"
-    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    # Where the file went is this machine's business, not a property of the figures: a
+    # results file records the settings that shape them, the machine and the versions.
+    settings = {k: v for k, v in vars(args).items() if not isinstance(v, Path)}
     document = {
         "benchmark": name,
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
