@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from crawlscope.engine.sites.hostile_http import HTTP_CASES, HTTP_INDEX
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.replay import ReplayedCrawl
-from helpers import demo_site_process, run_cli
+from helpers import CLI, demo_site_process, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +87,39 @@ def test_the_screens_refuse_cleanly_with_no_terminal(args: list[str], message: s
     result = run_cli(*args)
     assert result.returncode == 2
     assert result.stderr.startswith(f"crawlscope: {message}") and result.stderr.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def hostile_site() -> Iterator[str]:
+    """`crawlscope demo-site --hostile` in its own process; yields its URL."""
+    args = [*CLI, "demo-site", "--port", "0", "--latency", "0", "--jitter", "0", "--hostile"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        yield next(word for word in line.split() if word.startswith("http://")).rstrip("/")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("engine", ["callbacks", "generators"])
+def test_a_lecture_engine_records_hostile_framing_and_goes_on(
+    hostile_site: str, engine: str, tmp_path: Path
+) -> None:
+    # Before: a chunk size of -6 looped for ever, eating memory; "²" killed the crawl.
+    out = tmp_path / "out.jsonl"
+    root = hostile_site + HTTP_INDEX
+    result = run_cli("crawl", root, "--engine", engine, "-o", str(out), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    records = {json.loads(line)["url"]: json.loads(line) for line in out.read_text().splitlines()}
+    assert set(records) == {hostile_site + path for path in HTTP_CASES}
+    for path in HTTP_CASES:
+        record = records[hostile_site + path]
+        if path == HTTP_INDEX:
+            assert record["status"] == 200
+        else:
+            assert record["status"] is None and record["tries"] == 1, record
+            assert record["exception"].startswith("BadResponse: "), record
+    assert "(all accounted for)" in result.stdout

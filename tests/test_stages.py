@@ -11,6 +11,7 @@ import asyncio
 import io
 import json
 import re
+import selectors
 import socket
 import threading
 import time
@@ -22,8 +23,9 @@ from typing import Any
 import pytest
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.lecture.callbacks import CallbackCrawler, show_stack_ripping
-from crawlscope.engine.lecture.generators import (
+from crawlscope.engine.lecture.rawhttp import ResponseReader, parse_content_type
+from crawlscope.engine.lecture.stage_callbacks import CallbackCrawler, show_stack_ripping
+from crawlscope.engine.lecture.stage_generators import (
     Cancelled,
     EventLoop,
     Future,
@@ -34,7 +36,6 @@ from crawlscope.engine.lecture.generators import (
     sleep,
     suspension,
 )
-from crawlscope.engine.lecture.rawhttp import ResponseReader, parse_content_type
 from crawlscope.engine.lecture.stages import ENGINES, create, run_blocking
 from crawlscope.engine.records import FIELDS, JsonlWriter
 from crawlscope.engine.redirects import ChainEnd
@@ -339,6 +340,27 @@ def test_a_held_clock_keeps_timers_from_firing() -> None:
     loop.close()
 
 
+def test_a_step_jumps_the_clock_to_a_timer_only_when_no_socket_is_watched() -> None:
+    loop = EventLoop()
+    told: list[str] = []
+    loop.on_step = told.append
+    fired: list[str] = []
+    loop.hold_clock()
+    loop.call_later(3600, fired.append, "backoff")
+    quiet, _other_end = socket.socketpair()
+    with quiet, _other_end:
+        loop.watch(quiet, selectors.EVENT_READ, lambda key, mask: fired.append("read"))
+        # A watched socket may be answered first: no jump, so no deadline fires early.
+        assert loop.step(0, jump=True) is None and not fired
+        loop.unwatch(quiet)
+    before = loop.time()
+    assert loop.step(0, jump=True) is not None and fired == ["backoff"]
+    assert told == ["clock jumped 3600 s: timer fired: list.append"]
+    assert loop.time() - before == pytest.approx(3600)  # held, yet an hour on
+    assert loop.step(0, jump=True) is None  # nothing left to jump to
+    loop.close()
+
+
 def test_the_loop_shows_what_it_watches(serve: Serve) -> None:
     seen: list[list[tuple[int, str, str]]] = []
     with serve(DemoConfig()) as demo:
@@ -519,4 +541,5 @@ def test_the_response_reader_parses_what_recv_gives_in_pieces() -> None:
     response = reader.response()
     assert (response.status, response.location, response.body) == (302, "/next", b"hello")
     assert parse_content_type(response.headers["content-type"]) == ("text/html", "latin-1")
-    assert parse_content_type(None) == ("application/octet-stream", None)
+    assert parse_content_type(None) == (None, None)
+    assert parse_content_type("foo; charset=utf-8") == ("foo", "utf-8")  # as the server said

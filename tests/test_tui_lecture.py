@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+import socket
+from collections.abc import Callable, Sequence
 
 import pytest
 from textual.pilot import Pilot
 from tui_support import screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.narration import narrate
 from crawlscope.tui.lecture.stage_screen import StageScreen
@@ -32,7 +35,8 @@ def stage_of(pilot: Pilot[str]) -> StageScreen:
 
 
 async def step(pilot: Pilot[str], times: int = 1) -> None:
-    """Press n `times`, waiting each time until the callback has run."""
+    """Press n `times`, waiting each time until the callback has run. For a frozen stage
+    only: while it runs, its timer moves the count too (see `frozen`)."""
     stage = stage_of(pilot)
     for _ in range(times):
         before = stage.steps
@@ -117,16 +121,127 @@ async def test_p_runs_the_crawl_to_the_end_with_every_url_accounted(engine: str)
         assert not app.screen.active_bindings["n"].enabled
 
 
+async def frozen(pilot: Pilot[str]) -> StageScreen:
+    """Wait until the stage is in step mode with no step left to run. From then on only
+    n moves the step count: the running timer's callbacks cannot."""
+    stage = stage_of(pilot)
+    await until(pilot, lambda: (stage.stepping and not stage.wanted) or stage.over, "frozen")
+    return stage
+
+
 async def test_n_while_running_freezes_the_crawl() -> None:
-    app = LectureApp(["generators"], make_config=two_workers, demo=DEMO, stepping=False)
+    # A site big enough that the running crawl cannot end before n reaches it.
+    big = DemoConfig(pages=200, links_per_page=4)
+    app = LectureApp(["generators"], make_config=two_workers, demo=big, stepping=False)
     async with app.run_test(size=(120, 40)) as pilot:
         stage = await mounted(pilot)
         await until(pilot, lambda: stage.steps >= 5, "running")
-        await step(pilot)
-        assert stage.stepping
-        steps = stage.steps
+        await pilot.press("n")
+        await frozen(pilot)
+        steps, drawn = stage.steps, stage.redraws
         await pilot.pause(0.3)
-        assert stage.steps == steps
+        assert stage.steps == steps and not stage.over
+        assert stage.redraws == drawn  # a frozen screen is not drawn again and again
+        await step(pilot)
+        assert stage.steps == steps + 1
+
+
+def slow_backoff(roots: Sequence[str]) -> CrawlConfig:
+    # One worker, and backoffs far longer than any test waits: only a clock that jumps
+    # to the backoff's timer can get a step past it. One page: /flaky's link to the rest
+    # of the site is not followed.
+    return CrawlConfig(roots=tuple(roots), max_tasks=1, max_pages=1, backoff=600, max_backoff=1200)
+
+
+def jumped(stage: StageScreen) -> float:
+    """The seconds the clock jumped in the last step, as its narration says."""
+    told = stage.recent[-1].sentence
+    found = re.search(r"the clock jumps (\d+(?:\.\d+)?) s to the next timer", told)
+    assert found, told
+    return float(found.group(1))
+
+
+def in_backoff(stage: StageScreen) -> bool:
+    return any(w.state is WorkerState.BACKOFF for w in stage.crawler.workers.values())
+
+
+async def step_until(pilot: Pilot[str], condition: Callable[[], bool], what: str) -> None:
+    """Press n until `condition` holds (a bounded number of times)."""
+    for _ in range(300):
+        if condition():
+            return
+        await step(pilot)
+    raise AssertionError(f"no {what} within 300 steps")
+
+
+def jumped_last(stage: StageScreen) -> bool:
+    return bool(stage.recent) and "the clock jumps" in stage.recent[-1].sentence
+
+
+@pytest.mark.parametrize("running", [False, True], ids=["stepping", "running"])
+@pytest.mark.parametrize("engine", ["callbacks", "generators"])
+async def test_n_steps_through_a_backoff_by_jumping_the_clock(engine: str, running: bool) -> None:
+    async with DemoServer(DemoConfig(pages=3, links_per_page=1, latency=0)) as demo:
+        flaky = demo.url + "flaky"
+        app = LectureApp([engine], [flaky], make_config=slow_backoff, stepping=not running)
+        async with app.run_test(size=(120, 40)) as pilot:
+            stage = await mounted(pilot)
+            if running:
+                # The issue's case: running until the only worker sleeps, then n.
+                await until(pilot, lambda: in_backoff(stage), "the first backoff")
+                await pilot.press("n")
+                await frozen(pilot)
+            else:
+                await step_until(pilot, lambda: in_backoff(stage), "backoff")
+            await step_until(pilot, lambda: jumped_last(stage), "a jump to the backoff's end")
+            # Running, the clock ran a little before n held it: the jump is a bit shorter.
+            first = jumped(stage)
+            assert 0 < first <= 600
+            assert "backoff" in stage.recent[-1].sentence
+            assert "waiting for the network" not in screen_text(app).lower()
+            # The second drop, its backoff (twice as long), and on to the answer.
+            await step_until(pilot, lambda: not in_backoff(stage), "retry")
+            await step_until(pilot, lambda: in_backoff(stage), "second backoff")
+            await step_until(pilot, lambda: jumped_last(stage), "a jump to its end")
+            assert first < jumped(stage) <= 1200  # the backoff doubled
+            await step_until(pilot, lambda: stage.over, "end of the crawl")
+            record = stage.crawler.ledger.done[flaky]
+            assert (record.status, record.tries) == (200, 3)
+            assert stage.error is None and stage.crawler.accounting().balanced
+
+
+@pytest.mark.parametrize("engine", ["callbacks", "generators"])
+async def test_n_waiting_on_a_silent_server_lets_the_clock_run_to_its_deadline(
+    engine: str,
+) -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes the handshake; nobody ever answers
+        root = f"http://127.0.0.1:{silent.getsockname()[1]}/"
+
+        def patient(roots: Sequence[str]) -> CrawlConfig:
+            # Long enough for the screen to be read while it waits, short for a test.
+            return CrawlConfig(
+                roots=tuple(roots), max_tasks=1, max_tries=1, total_timeout=4, obey_robots=False
+            )
+
+        app = LectureApp([engine], [root], make_config=patient)
+        async with app.run_test(size=(120, 40)) as pilot:
+            stage = await mounted(pilot)
+            awaiting = lambda: any(  # noqa: E731
+                w.state is WorkerState.HEADERS for w in stage.crawler.workers.values()
+            )
+            await step_until(pilot, awaiting, "the request sent")
+            before = stage.steps
+            await pilot.press("n")
+            waiting = "Waiting for the network: select() watches 1"
+            await until(pilot, lambda: waiting in screen_text(app), "the note on the wait")
+            # The held clock runs while n waits, so the deadline comes and is the step.
+            await until(pilot, lambda: stage.steps == before + 1, "the deadline")
+            assert "A deadline passed" in stage.recent[-1].sentence
+            await step_until(pilot, lambda: stage.over, "end of the crawl")
+            record = stage.crawler.ledger.failed[root]
+            assert record.exception == "TimeoutError: no complete answer within 4 s"
 
 
 async def test_the_lecture_walks_through_the_stages_and_hands_over_to_stage_3() -> None:
@@ -172,6 +287,14 @@ async def test_a_single_stage_has_no_other_stages_to_go_to() -> None:
         ("scheduled: Task.step [worker-2]", "worker-2 takes a step"),
         ("timer fired: Fetcher.fetch [http://h:1/flaky]", "retry /flaky"),
         ("timer fired: _expire [worker-1]", "A deadline passed"),
+        (
+            "timer fired: Future.set_result [sleep 0.8s: backoff of worker-0]",
+            "The backoff of worker-0 is over",
+        ),
+        (
+            "clock jumped 0.8 s: timer fired: Fetcher.fetch [http://h:1/flaky]",
+            "the clock jumps 0.8 s to the next timer. A backoff timer ran out",
+        ),
         ("something new", "The loop runs a callback: something new."),
     ],
 )

@@ -1,4 +1,4 @@
 """The chapter's first two stages, runnable: a crawl on callbacks and a selector loop
-(`callbacks`), and one on generator coroutines with a Future, Task and loop built from
-scratch (`generators`), both speaking HTTP/1.1 by hand (`rawhttp`). `stages` picks one by
+(`stage_callbacks`), and one on generator coroutines with a Future, Task and loop built from
+scratch (`stage_generators`), both speaking HTTP/1.1 by hand (`rawhttp`). `stages` picks one by
 name, asyncio included. The lecture screens step them one loop callback at a time."""

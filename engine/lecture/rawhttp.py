@@ -17,6 +17,7 @@ is a chapter of its own). No `Accept-Encoding` is sent, so bodies come uncompres
 
 from __future__ import annotations
 
+import re
 import socket
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from yarl import URL
 
 from ..ledger import Answer
 from ..politeness import ROBOTS_MAX_BYTES, RobotsRules
-from ..records import describe_exception
+from ..records import describe_exception, media_type
 
 __all__ = [
     "CHUNK",
@@ -43,13 +44,25 @@ __all__ = [
     "UnsupportedScheme",
     "parse_content_type",
     "resolve",
+    "retryable",
     "robots_rules",
     "robots_unreachable",
 ]
 
 CHUNK = 65536  # bytes asked of one recv(); the chapter's 4096 costs a loop turn per 4 KiB
 MAX_HEAD = 65536  # a status line and headers longer than this are not a response we read
+# Longer numbers than these are refused before they are turned into ints: 18 decimal or
+# 15 hex digits stay far below 2**63, and far past any body a crawler would read.
+MAX_LENGTH_DIGITS = 18
+MAX_CHUNK_SIZE_DIGITS = 15
 _DEFAULT_PORT = 80
+
+# Written out, not \d or int()'s own checks: str.isdigit() and \d accept "²" or "٣",
+# and int() accepts signs, spaces, underscores and (base 16) a "0x" prefix, none of
+# which HTTP allows (RFC 9112: status-code = 3DIGIT, chunk-size = 1*HEXDIG).
+_STATUS_LINE = re.compile(r"HTTP/[0-9]\.[0-9] ([1-9][0-9]{2})(?: (.*))?", re.DOTALL)
+_DECIMAL = re.compile(rb"[0-9]+")
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
 
 
 class UnsupportedScheme(Exception):
@@ -60,7 +73,8 @@ class UnsupportedScheme(Exception):
 
 
 class HttpError(Exception):
-    """The server's bytes were not a whole HTTP response. Retried, like a network error."""
+    """The server's bytes were not a whole HTTP response. Retried, like a network error,
+    unless `retryable()` says otherwise."""
 
 
 class ServerDisconnected(HttpError):
@@ -72,11 +86,19 @@ class PayloadIncomplete(HttpError):
 
 
 class BadResponse(HttpError):
-    """The status line or headers could not be parsed."""
+    """The status line, a header or the body's framing breaks HTTP's rules. Not retried:
+    asking again gets the same bytes (the asyncio engine does not retry aiohttp's
+    ClientResponseError for these either)."""
 
 
 class TooManyRedirects(HttpError):
     """robots.txt redirected more than ROBOTS_MAX_HOPS times."""
+
+
+def retryable(exc: BaseException) -> bool:
+    """Whether a failed try is worth another: the network's fault (a refused or reset
+    connection, a timeout, an answer cut off), not a server that speaks no HTTP."""
+    return isinstance(exc, OSError | HttpError) and not isinstance(exc, BadResponse)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,18 +182,13 @@ class RawResponse:
         )
 
 
-def parse_content_type(raw: str | None) -> tuple[str, str | None]:
-    """(media type, charset) as aiohttp reports them, so records match across engines.
-
-    A missing header means application/octet-stream (RFC 9110 8.3); a value with no
-    "type/subtype" falls back to the same.
-    """
+def parse_content_type(raw: str | None) -> tuple[str | None, str | None]:
+    """(media type, charset), as the asyncio engine records them (records.media_type: the
+    type the server sent, None without one), so records match across engines."""
     if raw is None:
-        return "application/octet-stream", None
-    kind, _, rest = raw.partition(";")
-    kind = kind.strip().lower()
-    if kind.count("/") != 1 or not all(kind.split("/")):
-        kind = "application/octet-stream"
+        return None, None
+    kind = media_type(raw)
+    _, _, rest = raw.partition(";")
     charset = None
     for param in rest.split(";"):
         name, eq, value = param.partition("=")
@@ -240,24 +257,24 @@ class ResponseReader:
         # Servers may send non-ASCII bytes in header values; aiohttp decodes them this
         # way, so a Location header reads the same in every engine.
         lines = head.decode("utf-8", "surrogateescape").split("\r\n")
-        version, _, rest = lines[0].partition(" ")
-        code, _, reason = rest.partition(" ")
-        if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
+        status = _STATUS_LINE.fullmatch(lines[0])
+        if status is None:
             raise BadResponse(f"bad status line {lines[0][:100]!r}")
+        code, reason = status.groups()
         headers: dict[str, str] = {}
+        lengths: list[str] = []
         for line in lines[1:]:
             name, colon, value = line.partition(":")
             if not colon or not name or name != name.strip():
                 raise BadResponse(f"bad header line {line[:100]!r}")
             headers.setdefault(name.lower(), value.strip())
-        self.reason = reason
+            if name.lower() == "content-length":
+                lengths.append(value)
+        self.reason = reason or ""
         self.headers = headers
         self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
-        length = headers.get("content-length")
-        if length is not None and not self._chunked:
-            if not length.isdigit():
-                raise BadResponse(f"bad Content-Length {length[:40]!r}")
-            self._length = int(length)
+        if lengths and not self._chunked:
+            self._length = _content_length(lengths)
             if self._length > self.max_size and not self.truncate:
                 self.problem = (
                     f"TooLarge: Content-Length {self._length} is over {self.max_size} bytes"
@@ -295,29 +312,77 @@ class ResponseReader:
                     f"connection closed after {self._size} of {self._length} body bytes"
                 )
             if self._chunked:
-                body = _dechunk(body)
+                # A truncated robots.txt keeps what its whole chunks hold.
+                cut_short = self.truncate and self._size > self.max_size
+                body = _dechunk(body, cut_short)
         return RawResponse(self.status, self.reason, self.headers, body, self.problem)
 
 
-def _dechunk(raw: bytes) -> bytes:
-    """The body of a chunked transfer (which an HTTP/1.0 request should never get)."""
+def _content_length(values: list[str]) -> int:
+    """The body length the Content-Length headers give, or BadResponse.
+
+    RFC 9112 6.3: a Content-Length that is not a number, or several that disagree, make
+    the response's framing unknowable, so it is refused rather than guessed at. A list
+    of one number repeated ("5, 5") is allowed, as RFC 9110 8.6 does.
+    """
+    found: set[int] = set()
+    for value in values:
+        for item in value.split(","):
+            text = item.strip().encode("utf-8", "surrogateescape")
+            if not _DECIMAL.fullmatch(text):
+                raise BadResponse(f"bad Content-Length {value.strip()[:40]!r}")
+            if len(text) > MAX_LENGTH_DIGITS:
+                raise BadResponse(
+                    f"Content-Length of {len(text)} digits (at most {MAX_LENGTH_DIGITS})"
+                )
+            found.add(int(text))
+    if len(found) != 1:
+        shown = ", ".join(str(n) for n in sorted(found)[:4])
+        raise BadResponse(f"Content-Length headers disagree ({shown})")
+    return found.pop()
+
+
+def _chunk_size(line: bytes) -> int:
+    """The size a chunk-size line gives (extensions after ";" ignored), or BadResponse."""
+    text = line.split(b";", 1)[0].rstrip(b" \t")
+    if not _HEX.fullmatch(text):
+        raise BadResponse(f"bad chunk size {text[:20]!r}")
+    if len(text) > MAX_CHUNK_SIZE_DIGITS:
+        raise BadResponse(f"chunk size of {len(text)} hex digits (at most {MAX_CHUNK_SIZE_DIGITS})")
+    return int(text, 16)
+
+
+def _dechunk(raw: bytes, cut_short: bool = False) -> bytes:
+    """The body of a chunked transfer (which an HTTP/1.0 request should never get).
+
+    Every step moves forward: a size is never negative and each chunk must end in
+    CRLF, so a hostile size cannot send the loop back over bytes it has read.
+    `cut_short`: the body was truncated on purpose, so its end is no error.
+    """
     parts: list[bytes] = []
     at = 0
     while True:
         end = raw.find(b"\r\n", at)
         if end < 0:
+            if cut_short:
+                return b"".join(parts)
             raise PayloadIncomplete("chunked body ended inside a chunk size")
-        size_text = raw[at:end].split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise BadResponse(f"bad chunk size {size_text[:20]!r}") from None
+        size = _chunk_size(raw[at:end])
         if size == 0:
             return b"".join(parts)
         start = end + 2
         if start + size > len(raw):
+            if cut_short:
+                return b"".join([*parts, raw[start:]])
             raise PayloadIncomplete("chunked body ended inside a chunk")
         parts.append(raw[start : start + size])
+        after = raw[start + size : start + size + 2]
+        if after != b"\r\n":
+            if not b"\r\n".startswith(after):
+                raise BadResponse("chunk data not followed by CRLF")
+            if cut_short:
+                return b"".join(parts)
+            raise PayloadIncomplete("chunked body ended after a chunk")
         at = start + size + 2
 
 

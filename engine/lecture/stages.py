@@ -18,8 +18,8 @@ from ..config import CrawlConfig
 from ..crawler import Crawler
 from ..ledger import RecordListener
 from ..report import Crawl
-from .callbacks import CallbackCrawler, StepHook
-from .generators import GeneratorCrawler
+from .stage_callbacks import CallbackCrawler, StepHook
+from .stage_generators import GeneratorCrawler
 
 __all__ = ["ENGINES", "create", "run_blocking"]
 

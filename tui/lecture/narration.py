@@ -24,6 +24,8 @@ _SOCKET = re.compile(r"socket (\d+) (readable|writable): (\S+)(?: \[(.*)\])?$")
 _RESOLVED = re.compile(r"'(.*)' resolved -> (\S+)(?: \[(.*)\])?$")
 _TIMER = re.compile(r"timer fired: (\S+)(?: \[(.*)\])?$")
 _SCHEDULED = re.compile(r"scheduled: (\S+)(?: \[(.*)\])?$")
+_JUMPED = re.compile(r"clock jumped (\S+) s: (.*)$", re.DOTALL)
+_SLEEP = re.compile(r"sleep (\S+)s(?:: backoff of (\S+))?$")
 
 
 def narrate(description: str, short: str = "") -> Step:
@@ -32,6 +34,10 @@ def narrate(description: str, short: str = "") -> Step:
     def url(text: str | None) -> str:
         return (text or "").replace(short, "") if short else text or ""
 
+    if m := _JUMPED.match(description):
+        seconds, rest = m.groups()
+        then = narrate(rest, short)
+        return Step(description, then.task, f"{_jumped(seconds)} {then.sentence}")
     if m := _SOCKET.match(description):
         fd, ready, callback, about = m.groups()
         return Step(description, about, _socket(fd, ready, callback, url(about)))
@@ -40,6 +46,9 @@ def narrate(description: str, short: str = "") -> Step:
         return Step(description, task, _resolved(url(future), callback, task))
     if m := _TIMER.match(description):
         callback, about = m.groups()
+        if callback == "Future.set_result" and (slept := _SLEEP.match(about or "")):
+            seconds, worker = slept.groups()
+            return Step(description, worker or about, _slept(seconds, worker))
         return Step(description, about, _timer(callback, url(about)))
     if m := _SCHEDULED.match(description):
         callback, task = m.groups()
@@ -111,6 +120,26 @@ def _resolved(future: str, callback: str, task: str | None) -> str:
             "where it yielded that Future."
         )
     return f"The Future '{future}' was resolved, and the loop runs its callback {callback}."
+
+
+def _jumped(seconds: str) -> str:
+    return (
+        "Nothing is ready and no socket is watched, so select() could only sleep until "
+        f"a timer is due: instead, the clock jumps {seconds} s to the next timer."
+    )
+
+
+def _slept(seconds: str, worker: str | None) -> str:
+    if worker is None:
+        return (
+            f"A sleep({seconds}) timer ran out: it resolves the Future that the sleeping "
+            "coroutine waits on, which resumes in a later step."
+        )
+    return (
+        f"The backoff of {worker} is over (sleep {seconds}s after a failed try): the timer "
+        f"resolves the Future {worker} sleeps on, so in a later step it resumes and tries "
+        "its URL again."
+    )
 
 
 def _timer(callback: str, about: str) -> str:

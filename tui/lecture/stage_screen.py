@@ -5,6 +5,11 @@ step with `loop.step(0)`, so this screen drives them from a Textual timer on the
 thread: a few callbacks a frame while running, exactly one per key in step mode. The
 demo site runs on the app's asyncio loop, which serves it between frames. No thread
 touches the engine, so the panels read its plain state with no locking.
+
+In step mode the loop's clock is held between keys. A key whose step must wait for the
+network lets the clock run until the step comes; a key pressed when only a timer can
+come next (no socket watched, a worker backing off) jumps the clock to that timer.
+Either way each `n` is one step, and the narration says which.
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.lecture.callbacks import CallbackCrawler, show_stack_ripping
-from crawlscope.engine.lecture.generators import (
+from crawlscope.engine.lecture.stage_callbacks import CallbackCrawler, show_stack_ripping
+from crawlscope.engine.lecture.stage_generators import (
     GeneratorCrawler,
     Task,
     show_coroutine_traceback,
@@ -101,6 +106,7 @@ class StageScreen(Screen[None]):
         self.reproducible = reproducible
         self.speed = 2
         self.steps = 0  # callbacks run so far
+        self.redraws = 0  # times the panels were drawn (frozen, none until a key)
         self.wanted = 0  # steps asked for by n and not yet run (the network may be slow)
         self.error: str | None = None
         self.recent: deque[Step] = deque(maxlen=RECENT_STEPS)
@@ -180,10 +186,11 @@ class StageScreen(Screen[None]):
             self.crawler.phase in OVER and not self.crawler.loop.ready
         )
 
-    def _step_once(self) -> bool:
-        """Run one callback if one is ready now (never waits); True if one ran."""
+    def _step_once(self, jump: bool = False) -> bool:
+        """Run one callback if one is ready now (never waits); True if one ran. With
+        `jump`, a timer is never waited for (see EventLoop.step)."""
         try:
-            handle = self.crawler.loop.step(0)
+            handle = self.crawler.loop.step(0, jump=jump)
         except Exception as exc:
             # A bug in a callback ends the crawl, as in the chapter; the screen says so.
             self.error = printable(f"{type(exc).__name__}: {exc}", 200)
@@ -194,13 +201,28 @@ class StageScreen(Screen[None]):
         self.steps += 1
         return True
 
+    def _take_wanted_step(self) -> None:
+        """Run the step n asked for, if one can run now.
+
+        The clock is held between steps, and runs only while a step is wanted and not
+        yet run: then a fetch waits on the network in real time, and its deadline still
+        comes if the server never answers. A timer with no socket watched is jumped to.
+        """
+        loop = self.crawler.loop
+        if self._step_once(jump=True):
+            self.wanted -= 1
+        if self.wanted and not self.over:
+            loop.release_clock()
+        else:
+            loop.hold_clock()
+
     def _tick(self) -> None:
-        if not self.is_mounted or self.over:
-            self._redraw()
+        if not self.is_mounted or self.over or (self.stepping and not self.wanted):
+            # Frozen or over: nothing changes until a key, and each key redraws. Drawing
+            # the same screen 15 times a second would only keep the app from ever idling.
             return
         if self.stepping:
-            if self.wanted and self._step_once():
-                self.wanted -= 1
+            self._take_wanted_step()
         else:
             for _ in range(self.speed):
                 if not self._step_once() or self.over:
@@ -220,8 +242,7 @@ class StageScreen(Screen[None]):
             self.stepping = True
             self.crawler.loop.hold_clock()
         self.wanted += 1
-        if self._step_once():
-            self.wanted -= 1
+        self._take_wanted_step()
         self._redraw()
 
     def action_toggle_run(self) -> None:
@@ -261,6 +282,7 @@ class StageScreen(Screen[None]):
     # ---- what the panels show --------------------------------------------------------
 
     def _redraw(self) -> None:
+        self.redraws += 1
         crawler = self.crawler
         self._status.update(self._status_text())
         if isinstance(crawler, GeneratorCrawler):
@@ -280,8 +302,26 @@ class StageScreen(Screen[None]):
         if self.over:
             return "The crawl is over: every URL is done, failed or filtered."
         if self.stepping and self.wanted:
-            return "Waiting for the network: nothing is ready yet, so select() would block."
+            return self._waiting_note()
         return ""
+
+    def _waiting_note(self) -> str:
+        loop = self.crawler.loop
+        watched = loop.watching()
+        soonest = loop.next_timer()
+        if not watched:
+            if soonest is None:
+                return "Nothing is ready, and no socket or timer is left to wait for."
+            # step() jumps to the timer at once, so this shows for a moment at most.
+            return "Nothing is ready and no socket is watched: the next step is a timer."
+        sockets = f"{watched} socket{'s' if watched != 1 else ''}"
+        note = (
+            f"Waiting for the network: select() watches {sockets} and none is ready yet. "
+            "The loop's clock runs while it waits"
+        )
+        if soonest is None or self.reproducible:
+            return note + "."
+        return note + f"; the next timer is due in {max(0.0, soonest[0]):.1f} s."
 
     def _status_text(self) -> Text:
         crawler = self.crawler

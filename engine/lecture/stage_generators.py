@@ -66,8 +66,6 @@ from ..records import FetchRecord, describe_exception
 from ..snapshot import Accounting, Phase
 from ..urls import normalize
 from ..workers import WorkerState
-from .callbacks import EventLoop as CallbackLoop
-from .callbacks import StepHook
 from .rawhttp import (
     CHUNK,
     ROBOTS_MAX_HOPS,
@@ -79,12 +77,15 @@ from .rawhttp import (
     TooManyRedirects,
     UnsupportedScheme,
     resolve,
+    retryable,
     robots_rules,
     robots_unreachable,
 )
+from .stage_callbacks import EventLoop as CallbackLoop
+from .stage_callbacks import StepHook
 
 __all__ = [
-    "RETRYABLE",
+    "FETCH_ERRORS",
     "Cancelled",
     "Coroutine",
     "EventLoop",
@@ -108,7 +109,7 @@ T = TypeVar("T")
 # A generator-based coroutine: yields Futures, is sent their results, returns T.
 Coroutine = Generator["Future[Any]", Any, T]
 
-RETRYABLE = (OSError, HttpError)  # the network's fault: worth another try
+FETCH_ERRORS = (OSError, HttpError)  # how a try fails; rawhttp.retryable() says if again
 
 
 class Cancelled(BaseException):
@@ -298,9 +299,10 @@ def _stop_callback(future: Future[Any]) -> None:
 # ---- coroutines on sockets and timers ------------------------------------------------
 
 
-def sleep(loop: EventLoop, delay: float) -> Coroutine[None]:
-    """Wait `delay` seconds: a Future that a timer resolves."""
-    future: Future[None] = Future(loop, f"sleep {delay:g}s")
+def sleep(loop: EventLoop, delay: float, why: str = "") -> Coroutine[None]:
+    """Wait `delay` seconds: a Future that a timer resolves. `why` is added to the
+    Future's label, so step mode can say whose timer fired."""
+    future: Future[None] = Future(loop, f"sleep {delay:g}s: {why}" if why else f"sleep {delay:g}s")
     timer = loop.call_later(delay, future.set_result, None)
     try:
         yield from future
@@ -628,14 +630,14 @@ class GeneratorCrawler(KeepsBooks):
             try:
                 response = yield from self.request(w, url, self.config.max_size)
                 break
-            except RETRYABLE as exc:
-                if tries >= self.config.max_tries:
+            except FETCH_ERRORS as exc:
+                if tries >= self.config.max_tries or not retryable(exc):
                     record = self.ledger.failure(url, describe_exception(exc), tries, w.id, t_start)
                     self._finish(w, record)
                     return
             w.enter(WorkerState.BACKOFF)
             delay = min(self.config.backoff * 2 ** (tries - 1), self.config.max_backoff)
-            yield from sleep(self.loop, delay)
+            yield from sleep(self.loop, delay, f"backoff of worker-{w.id}")
         answer: Answer = response.answer()
         if self.ledger.will_parse(answer):
             w.enter(WorkerState.PARSING)
@@ -692,7 +694,7 @@ class GeneratorCrawler(KeepsBooks):
             try:
                 # One try, as politeness.py does: unreachable means "disallow all".
                 response = yield from self.request(None, url, ROBOTS_MAX_BYTES, truncate=True)
-            except (*RETRYABLE, UnsupportedScheme) as exc:
+            except (*FETCH_ERRORS, UnsupportedScheme) as exc:
                 return robots_unreachable(exc)
             target = None
             if response.status in REDIRECT_STATUSES and response.location:

@@ -12,8 +12,9 @@ This is that design, made into a crawler that finds the same URLs as the asyncio
 - At most `max_tasks` fetches are in flight (the chapter starts a Fetcher per link with
   no cap); the rest wait in a deque. Each of the `max_tasks` slots is a "worker" with a
   state label and the URL it holds, as in engine/workers.py.
-- Retries with backoff on connection errors and timeouts, `max_tries` in all, on a timer;
-  each try has a deadline of `total_timeout` seconds (connect, send and read together).
+- Retries with backoff on connection errors, timeouts and answers cut short, `max_tries`
+  in all, on a timer; each try has a deadline of `total_timeout` seconds (connect, send
+  and read together). An answer that breaks HTTP's framing is failed at once.
 - robots.txt is fetched once per origin through the same Fetcher before the origin's
   first URL, and obeyed as engine/politeness.py does.
 - The chapter's bugs fixed: `connect` errors are read from SO_ERROR instead of ignored,
@@ -63,12 +64,13 @@ from .rawhttp import (
     TooManyRedirects,
     UnsupportedScheme,
     resolve,
+    retryable,
     robots_rules,
     robots_unreachable,
 )
 
 __all__ = [
-    "RETRYABLE",
+    "FETCH_ERRORS",
     "CallbackCrawler",
     "EventLoop",
     "Fetcher",
@@ -78,8 +80,9 @@ __all__ = [
     "show_stack_ripping",
 ]
 
-# Failures worth another try: the network, not the page. TimeoutError is an OSError.
-RETRYABLE = (OSError, HttpError)
+# How a try fails: the network (TimeoutError is an OSError), or bytes that are not HTTP.
+# rawhttp.retryable() says which are worth another try.
+FETCH_ERRORS = (OSError, HttpError)
 
 StepHook = Callable[[str], None]  # told, in a sentence, about each callback the loop runs
 
@@ -137,7 +140,9 @@ class EventLoop:
     timers (a heap) for backoff and deadlines, and a ready queue.
 
     The loop can be driven a step at a time (`step()`) or a turn at a time
-    (`run_once()`), so a UI can freeze a crawl and advance it one callback at a time.
+    (`run_once()`), so a UI can freeze a crawl and advance it one callback at a time;
+    its clock can be held between steps, and jumped to the next timer when nothing but
+    a timer can come next.
     An exception a callback raises goes straight out of the loop, as in the chapter:
     that is what `show_stack_ripping` shows.
     """
@@ -152,7 +157,8 @@ class EventLoop:
         self._seq = itertools.count()  # breaks ties between timers due at the same time
         self._stopping = False
         self._held_at: float | None = None  # when hold_clock() stopped the clock
-        self._held_for = 0.0  # seconds the clock has been held in all
+        self._held_for = 0.0  # seconds the clock has been held, less the seconds it jumped
+        self._jumped: float | None = None  # seconds the clock jumped for the next callback
 
     # -- registering work --
 
@@ -208,6 +214,42 @@ class EventLoop:
             self._held_for += time.monotonic() - self._held_at
             self._held_at = None
 
+    def watching(self) -> int:
+        """How many sockets the selector watches (0 once the loop is closed)."""
+        watched = self.selector.get_map()
+        return 0 if watched is None else len(watched)
+
+    def next_timer(self) -> tuple[float, Handle] | None:
+        """(seconds from now, handle) of the soonest live timer, or None. Read-only, so
+        an observer may call it: cancelled timers stay in the heap until they are due."""
+        live = [entry for entry in self.timers if not entry[2].cancelled]
+        if not live:
+            return None
+        when, _, handle = min(live)  # (when, seq) decide: seq is unique
+        return when - self.time(), handle
+
+    def _jump_to_next_timer(self) -> None:
+        """Move the clock on to the soonest timer's deadline and make that timer ready.
+
+        Only when no socket is watched: then nothing but a timer can happen next, and
+        waiting for it in real time would only make a class watch a frozen screen (or,
+        with the clock held, wait for ever). While a socket is watched the network may
+        answer first, and jumping would fire a fetch's deadline before its server had
+        the time to reply.
+        """
+        if self.ready or self.watching():
+            return
+        soonest = self.next_timer()
+        if soonest is None:
+            return
+        ahead, handle = soonest
+        ahead = max(0.0, ahead)
+        self._held_for -= ahead  # the clock reads `ahead` seconds later from now on
+        self._jumped = ahead
+        # Up to the deadline as stored, not as the clock now reads it: float rounding
+        # must not leave the timer a hair short of due.
+        self._take_due_timers(handle.when)
+
     # -- running --
 
     def run_forever(self) -> None:
@@ -237,12 +279,14 @@ class EventLoop:
             ran += self._run(self.ready.popleft())
         return ran
 
-    def step(self, max_wait: float | None = 0.0) -> Handle | None:
+    def step(self, max_wait: float | None = 0.0, *, jump: bool = False) -> Handle | None:
         """Run exactly one callback (polling first if none is ready); the handle run,
         or None if nothing became ready within `max_wait` seconds.
 
         A held clock runs while the step waits, so backoffs and deadlines move on only
-        as far as the crawl is allowed to.
+        as far as the crawl is allowed to. With `jump`, a step never waits on a timer:
+        when nothing is ready and no socket is watched, the clock jumps to the next
+        timer, which runs now (step mode: a timer firing is a step like any other).
         """
         while True:
             if not self.ready:
@@ -253,6 +297,8 @@ class EventLoop:
                 finally:
                     if held:
                         self.hold_clock()
+                if jump:
+                    self._jump_to_next_timer()
                 if not self.ready:
                     return None
             handle = self.ready.popleft()
@@ -262,8 +308,12 @@ class EventLoop:
     def _run(self, handle: Handle) -> int:
         if handle.cancelled:
             return 0
+        jumped, self._jumped = self._jumped, None
         if self.on_step is not None:
-            self.on_step(handle.describe())
+            told = handle.describe()
+            if jumped is not None:
+                told = f"clock jumped {round(jumped, 2):g} s: {told}"
+            self.on_step(told)
             if handle.cancelled:
                 return 0  # the hook acted (a UI's stop, say) and this callback is moot now
         self.current = handle
@@ -287,7 +337,10 @@ class EventLoop:
             handle.mask = mask
             handle.args = (key, mask)  # the chapter's callback(event_key, event_mask)
             self.ready.append(handle)
-        now = self.time()
+        self._take_due_timers()
+
+    def _take_due_timers(self, until: float | None = None) -> None:
+        now = self.time() if until is None else max(until, self.time())
         while self.timers and self.timers[0][0] <= now:
             _, _, handle = heapq.heappop(self.timers)
             if not handle.cancelled:
@@ -403,7 +456,7 @@ class Fetcher:
             error = self.sock.connect_ex(address)
             if error not in (0, errno.EINPROGRESS):  # EINPROGRESS: the selector says when
                 raise OSError(error, os.strerror(error))
-        except (*RETRYABLE, UnsupportedScheme) as exc:
+        except (*FETCH_ERRORS, UnsupportedScheme) as exc:
             self.failed(exc)
             return
         timeout = self.crawler.config.total_timeout
@@ -453,7 +506,7 @@ class Fetcher:
             reader.feed(chunk)
         except BlockingIOError:
             return  # a spurious wake-up; stay registered
-        except RETRYABLE as exc:
+        except FETCH_ERRORS as exc:
             self.failed(exc)
             return
         if reader.headers_done and self.slot is not None and self.slot.state is WorkerState.HEADERS:
@@ -476,7 +529,7 @@ class Fetcher:
     def failed(self, exc: BaseException) -> None:
         """Retry after a backoff if the error is the network's and tries remain."""
         self.close()
-        if isinstance(exc, RETRYABLE) and self.tries < self.max_tries:
+        if retryable(exc) and self.tries < self.max_tries:
             config = self.crawler.config
             delay = min(config.backoff * 2 ** (self.tries - 1), config.max_backoff)
             self._enter(WorkerState.BACKOFF)
