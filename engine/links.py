@@ -1,8 +1,9 @@
 """Links out of an HTML page, with BeautifulSoup and the lxml parser.
 
-Parsing is most of a crawl's CPU time (bench/throughput.py profiles it), so the page is
-built into a BeautifulSoup tree holding only the tags links come from, and links seen on
-many pages (navigation, say) are normalised once.
+Parsing is most of a crawl's CPU time (bench/throughput.py profiles it), and a hostile
+page can be nothing but links (bench/linkdense.py), so no tree is built: links are taken
+as lxml meets their tags, the parse stops at `max_links`, and links seen on many pages
+(navigation, say) are normalised once.
 """
 
 from __future__ import annotations
@@ -13,17 +14,18 @@ import sys
 import warnings
 from typing import Any
 
-from bs4 import BeautifulSoup, Tag
-from bs4.builder import LXMLTreeBuilder, XMLParsedAsHTMLWarning
+from bs4 import BeautifulSoup
+from bs4.builder import ParserRejectedMarkup, XMLParsedAsHTMLWarning
+
+# Where bs4 defines it (bs4.builder only re-exports it at run time, unseen by a type checker).
+from bs4.builder._lxml import LXMLTreeBuilder
 from bs4.dammit import EncodingDetector
+from lxml import etree  # type: ignore[import-untyped]
 from yarl import URL
 
 from .urls import normalize
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-
-# Only these tags matter.
-_WANTED = frozenset({"a", "area", "base"})
 
 warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)
 
@@ -54,32 +56,6 @@ def choose_encoding(body: bytes, charset: str | None) -> str:
         body, is_html=True, search_entire_document=False
     )
     return known_charset(declared) or "utf-8"
-
-
-class _LinkTreeBuilder(LXMLTreeBuilder):
-    """bs4's lxml tree builder, cut down to the tags in `_WANTED`.
-
-    A SoupStrainer filters in Python after lxml has called back for every tag, every
-    piece of text and every comment, and bs4 has copied each tag's attributes. Here lxml
-    is told not to report text, comments, doctypes and processing instructions at all
-    (lxml makes no call for a target method that is None), and any other tag is dropped
-    before bs4 does any work for it: 2.4x faster on small and on 1 MB pages.
-    """
-
-    def start(self, tag: Any, attrib: Any, nsmap: Any = None) -> None:
-        if tag in _WANTED:
-            assert self.soup is not None
-            self.soup.handle_starttag(tag, None, None, dict(attrib))
-
-    def end(self, tag: Any) -> None:
-        if tag in _WANTED:
-            assert self.soup is not None
-            self.soup.handle_endtag(tag)
-
-    data = None  # type: ignore[assignment]
-    comment = None  # type: ignore[assignment]
-    doctype = None  # type: ignore[assignment]
-    pi = None  # type: ignore[assignment]
 
 
 # ---- normalising hrefs once ------------------------------------------------------------
@@ -143,42 +119,140 @@ class _Resolver:
         return url
 
 
+# ---- taking links as the parser meets them ----------------------------------------------
+#
+# A page is fed to lxml a slice at a time, and each a, area and base tag is handled the
+# moment lxml reports it: no tree is built, so what a parse holds is the links it has
+# taken, whatever the number of tags; and once a page has given `max_links` links, the
+# rest of it is not parsed at all (bench/linkdense.py measures both).
+
+# Bytes handed to lxml at a time: small enough that a parse stops soon after its last
+# link, big enough that feeding costs nothing next to parsing.
+FEED_BYTES = 64 * 1024
+# Raw hrefs remembered per page, so that a repeated one (navigation, or the same link a
+# million times) is resolved once; past this many, hrefs are resolved each time they come.
+_REPEATS_KEPT = 10_000
+# Hrefs a page may have resolved, at most: so many per link it may give, and never fewer
+# than so many in all. A page that has not given max_links links by then is repeats and
+# junk (a million distinct fragments of itself, say): the rest of it is not worth the
+# time (about 15 us an href).
+HREFS_PER_LINK = 10
+HREFS_AT_LEAST = 10_000
+
+
+def href_budget(max_links: int) -> int:
+    """How many hrefs a page may have resolved; 0 (no limit) when max_links is 0."""
+    return max(max_links * HREFS_PER_LINK, HREFS_AT_LEAST) if max_links else 0
+
+
+class _PageLinks:
+    """One page's links: resolved, without repeats, in page order, up to `max_links`.
+
+    They resolve against the first <base href>. HTML puts it before any link, but
+    browsers apply a late one to the links before it too; so are they here, from the
+    spelling that first gave each (two spellings of one link before a late base, which it
+    would tell apart, count once: holding every href until the base came would hold the
+    whole page).
+    """
+
+    def __init__(self, page_url: str, max_links: int) -> None:
+        self.page_url = page_url
+        self.max_links = max_links
+        self.urls: dict[str, str] = {}  # link -> the href that first gave it
+        self.done = False  # max_links taken, or hrefs enough tried: the parse can stop
+        self._resolve = _Resolver(page_url)
+        self._based = False
+        self.seen: set[str] = set()  # raw hrefs taken already, against the current base
+        self._tries_left = href_budget(max_links)
+
+    def take(self, href: str) -> None:
+        if self.done or href in self.seen:
+            return
+        if len(self.seen) < _REPEATS_KEPT:
+            self.seen.add(href)
+        url = self._resolve(href)
+        if url is not None and url not in self.urls:
+            self.urls[url] = href
+            self.done = len(self.urls) == self.max_links
+        self._tries_left -= 1
+        if self._tries_left == 0:  # never, with no limit: it starts at 0
+            self.done = True
+
+    def base(self, href: str) -> None:
+        if self._based or self.done:  # after done, as if the parse had stopped at once
+            return
+        self._based = True
+        self._resolve = resolve = _Resolver(normalize(href, self.page_url) or self.page_url)
+        self.seen.clear()  # the same href may now resolve elsewhere
+        taken, self.urls = self.urls, {}
+        for first in taken.values():
+            url = resolve(first)
+            if url is not None:
+                self.urls.setdefault(url, first)
+
+
+class _LinkBuilder(LXMLTreeBuilder):
+    """bs4's lxml tree builder, cut down to taking links from a, area and base tags.
+
+    bs4 still chooses the encoding and retries with the next one when lxml refuses the
+    markup (a fresh `_PageLinks` each time, through `reset`), but no tree is built: lxml
+    is told not to report text, comments, doctypes, processing instructions or end tags
+    at all (lxml makes no call for a target method that is None), and a start tag is
+    read for its href and forgotten.
+    """
+
+    def __init__(self, page_url: str, max_links: int) -> None:
+        # No multi-valued attributes: only href is read, and splitting class="a b" costs time.
+        super().__init__(multi_valued_attributes=None)
+        self.page_url = page_url
+        self.max_links = max_links
+        self.links = _PageLinks(page_url, max_links)
+
+    def reset(self) -> None:
+        super().reset()
+        self.links = _PageLinks(self.page_url, self.max_links)
+
+    def feed(self, markup: Any) -> None:
+        assert self.soup is not None
+        try:
+            self.parser = parser = self.parser_for(self.soup.original_encoding)
+            # At least one feed, even of nothing, or lxml's parser is never set up.
+            for at in range(0, len(markup) or 1, FEED_BYTES):
+                parser.feed(markup[at : at + FEED_BYTES])
+                if self.links.done:
+                    break
+            parser.close()
+        except (UnicodeDecodeError, LookupError, etree.ParserError) as exc:
+            raise ParserRejectedMarkup(exc) from exc
+
+    def start(self, tag: Any, attrib: Any, nsmap: Any = None) -> None:
+        if tag == "a" or tag == "area":
+            href = attrib.get("href")
+            # The repeat test inline: a page may repeat one href a million times.
+            if href is not None and href not in self.links.seen:
+                self.links.take(href)
+        elif tag == "base":
+            href = attrib.get("href")
+            if href is not None:
+                self.links.base(href)
+
+    end = None  # type: ignore[assignment]
+    data = None  # type: ignore[assignment]
+    comment = None  # type: ignore[assignment]
+    doctype = None  # type: ignore[assignment]
+    pi = None  # type: ignore[assignment]
+
+
 def parse_links(
     body: bytes, page_url: str, charset: str | None, max_links: int = 0
 ) -> tuple[str, list[str]]:
     """The encoding used and the page's http(s) links, normalised, unique, in page order
-    (the first `max_links` of them, when that is not 0).
+    (the first `max_links` of them, when that is not 0; the parse stops there).
 
-    Links resolve against the first <base href> when the page has one.
+    Links resolve against the page's first <base href>, if it has one (see _PageLinks).
     """
     # bs4 falls back to other encodings by itself if the first choice cannot decode the body.
     first = choose_encoding(body, charset)
-    # No multi-valued attributes: only href is read, and splitting class="a b" costs time.
-    builder = _LinkTreeBuilder(multi_valued_attributes=None)
+    builder = _LinkBuilder(page_url, max_links)
     soup = BeautifulSoup(body, builder=builder, from_encoding=first)
-    encoding = soup.original_encoding or first
-    # One walk over the little tree, in document order, instead of find() and find_all().
-    base_href: str | None = None
-    hrefs: list[str] = []
-    for tag in soup.descendants:
-        if isinstance(tag, Tag):
-            href = tag.get("href")
-            if href is None:
-                continue
-            if tag.name != "base":
-                hrefs.append(str(href))
-            elif base_href is None:
-                base_href = str(href)
-    base = page_url
-    if base_href is not None:
-        base = normalize(base_href, page_url) or page_url
-    resolve = _Resolver(base)
-    links: dict[str, None] = {}
-    for href in hrefs:
-        url = resolve(href)
-        if url is not None:
-            links[url] = None
-            if len(links) == max_links:
-                # The rest of a page with 20,000 links is not worth the time it costs.
-                break
-    return encoding, list(links)
+    return soup.original_encoding or first, list(builder.links.urls)

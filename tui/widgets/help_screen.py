@@ -48,8 +48,9 @@ The **queue** panel shows `q.qsize()`, and the counter `q.join()` waits on: ever
 
 **Redirect chains** are followed by the crawler itself (`allow_redirects=False`):
 *⋈ meets* marks chains that reach a URL another chain reached too (fetched once,
-thanks to `seen_urls`), *↻ loop* a chain that comes back on itself, and
-*✂ max_redirect* one whose redirect budget ran out.
+thanks to `seen_urls`); a chain that runs into another part way stops there, and the
+other goes on, so each hop is drawn once. *↻ loop* marks a chain that comes back on
+itself, and *✂ max_redirect* one whose redirect budget ran out.
 
 | key | action |
 |---|---|
