@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from .credentials import Credentials
 from .urls import normalize
 
 DEFAULT_USER_AGENT = "crawlscope/0.1"
+# A robots.txt Crawl-delay above this is capped to it unless the user says otherwise: a
+# day per page (sites do ask for that) would stall a crawl with no sign of why.
+DEFAULT_MAX_CRAWL_DELAY = 30.0
 
 
 class ConfigError(ValueError):
@@ -36,13 +41,21 @@ class CrawlConfig:
     obey_robots: bool = True
     per_host: int = 8  # requests in flight per host (0: no limit)
     host_delay: float = 0.0  # seconds between request starts to one host
+    max_crawl_delay: float = DEFAULT_MAX_CRAWL_DELAY  # a larger Crawl-delay is capped to it
     compiled_exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    # The roots' passwords, set per instance. Not a field, so asdict(), repr() and == never
+    # see them (a copy made by dataclasses.replace() has none: its roots hold "***").
+    credentials: ClassVar[Credentials] = Credentials()
 
     def __post_init__(self) -> None:
         if isinstance(self.roots, str):
             # A lone string would otherwise be taken as a sequence of one-letter roots.
             object.__setattr__(self, "roots", (self.roots,))
-        object.__setattr__(self, "roots", tuple(self.roots))
+        # The roots' passwords move to `credentials` and "***" takes their place, so
+        # nothing that prints or writes a config (a recording does) can give one away.
+        roots, credentials = Credentials.take(self.roots)
+        object.__setattr__(self, "roots", roots)
+        object.__setattr__(self, "credentials", credentials)
         object.__setattr__(self, "exclude", tuple(self.exclude))
         self._check()
 
@@ -66,6 +79,10 @@ class CrawlConfig:
                 raise ConfigError(f"{name} must be more than 0 seconds, not {getattr(self, name)}")
         if self.backoff < 0 or self.max_backoff < 0 or self.host_delay < 0:
             raise ConfigError("backoff and host_delay must not be negative")
+        if not self.max_crawl_delay >= 0:  # NaN too: no Crawl-delay would compare with it
+            raise ConfigError(
+                f"max_crawl_delay must be 0 or more seconds, not {self.max_crawl_delay}"
+            )
         patterns = []
         for pattern in self.exclude:
             try:

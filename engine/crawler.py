@@ -9,25 +9,37 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import aiohttp
 
 from .config import CrawlConfig
-from .ledger import Answer, KeepsBooks, Ledger
+from .connections import OUT_OF_STEP, Attempt, InStepConnector, watch_reuse
+from .ledger import Answer, KeepsBooks, Ledger, Listeners
 from .links import parse_links
 from .politeness import HostGate, RobotsCache, origin_of
-from .records import FetchRecord, describe_exception
+from .records import Fault, FetchRecord, describe_exception, media_type
 from .snapshot import Accounting, Phase, Snapshot
 from .workers import Worker, WorkerState, WorkerView
 
 # Pages this big are parsed in a thread; smaller ones are faster parsed in place.
 PARSE_IN_THREAD_BYTES = 256 * 1024
+# Big pages parsed at once, at most: each parse holds its page and its parser's buffers,
+# and under the GIL more threads would parse no faster (bench/linkdense.py).
+PARSE_THREADS = 2
 
 # Failures worth another try: the connection or the transfer, not a malformed answer
 # (a ClientResponseError would come back the same way every time).
 RETRYABLE = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
+
+
+class WorkerDied(Fault):
+    """A worker task ended by an exception: a bug in the engine, reported as a fault."""
+
+    def __init__(self, worker: int, cause: BaseException) -> None:
+        super().__init__(f"worker {worker} died: {describe_exception(cause)}")
+        self.__cause__ = cause
 
 
 class Crawler(KeepsBooks):
@@ -38,8 +50,11 @@ class Crawler(KeepsBooks):
         self.ledger = Ledger(config, self.q.put_nowait)
         # Called with the worker after each of its state changes, and with None after a
         # change of phase (a recorder listens; nothing does by default).
-        self.state_listeners: list[Callable[[Worker | None], None]] = []
-        self.robots = RobotsCache(self._session)
+        self.state_listeners: Listeners[Worker | None] = Listeners(self.ledger.report_fault)
+        # A listener that failed or a worker that died: the output asked for is broken, or
+        # the engine is; either way the crawl stops (gracefully) and says why (`faults`).
+        self.ledger.on_fault = lambda _exc: self.stop()
+        self.robots = RobotsCache(self._session, config.max_crawl_delay)
         self.hosts = HostGate(config.per_host, config.host_delay)
         self.workers: dict[int, Worker] = {}
         self.slowmo = 0.0  # seconds to linger at each state change, for a class to follow
@@ -51,6 +66,10 @@ class Crawler(KeepsBooks):
         self._next_worker_id = 0
         self._stop = asyncio.Event()
         self._own_session = False
+        # Made on first need: a request retried after its reused connection fell out of
+        # step with the server goes on a connection of its own (connections.py).
+        self._fresh_session: aiohttp.ClientSession | None = None
+        self._parse_pool: ThreadPoolExecutor | None = None  # made on the first big page
 
     # ---- the crawl ------------------------------------------------------------------
 
@@ -83,21 +102,33 @@ class Crawler(KeepsBooks):
             self.t1 = time.monotonic()
             if self._own_session:
                 await self.session.close()
+            if self._fresh_session is not None:
+                await self._fresh_session.close()
+            if self._parse_pool is not None:
+                # A parse under way ends on its own (it stops at max_links); none is waited for.
+                self._parse_pool.shutdown(wait=False, cancel_futures=True)
+                self._parse_pool = None
             self._set_phase(Phase.STOPPED if self._stop.is_set() else Phase.FINISHED)
 
     def _session(self) -> aiohttp.ClientSession:
         assert self.session is not None, "crawl() has not started"
         return self.session
 
-    def _make_session(self) -> aiohttp.ClientSession:
+    def _make_session(self, fresh: bool = False) -> aiohttp.ClientSession:
+        """The crawl's session; with `fresh`, one whose every request opens a new connection."""
         trace = aiohttp.TraceConfig()
         trace.on_request_headers_sent.append(self._trace_headers_sent)
+        watch_reuse(trace)
         cfg = self.config
         timeout = aiohttp.ClientTimeout(
             total=cfg.total_timeout, sock_connect=cfg.connect_timeout, sock_read=cfg.read_timeout
         )
         # limit=0: the worker count is the concurrency limit, and it can change live.
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+        connector = (
+            aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, force_close=True)
+            if fresh
+            else InStepConnector(limit=0, ttl_dns_cache=300)
+        )
         return aiohttp.ClientSession(
             connector=connector,
             timeout=timeout,
@@ -108,9 +139,9 @@ class Crawler(KeepsBooks):
     async def _trace_headers_sent(
         self, _session: aiohttp.ClientSession, ctx: SimpleNamespace, _params: object
     ) -> None:
-        worker = ctx.trace_request_ctx
-        if isinstance(worker, Worker):
-            await self._step(worker, WorkerState.HEADERS)
+        attempt = ctx.trace_request_ctx
+        if isinstance(attempt, Attempt) and isinstance(attempt.worker, Worker):
+            await self._step(attempt.worker, WorkerState.HEADERS)
 
     async def _cancel_workers(self) -> None:
         tasks = [w.task for w in self.workers.values() if w.alive]
@@ -127,8 +158,7 @@ class Crawler(KeepsBooks):
             self._notify(w)
 
     def _notify(self, w: Worker | None) -> None:
-        for listener in self.state_listeners:
-            listener(w)
+        self.state_listeners.tell(w)
 
     def _set_phase(self, phase: Phase) -> None:
         self.phase = phase
@@ -159,11 +189,13 @@ class Crawler(KeepsBooks):
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
-                    # A surprise in one fetch is that URL's failure, not the worker's end.
-                    failure = self.ledger.failure(
-                        url, describe_exception(exc), 1, w.id, time.time()
-                    )
-                    self._finish(w, failure)
+                    # A surprise in one fetch is that URL's failure, not the worker's end;
+                    # unless its record was kept already, and then there is nothing to fail.
+                    if w.url is not None:
+                        failure = self.ledger.failure(
+                            url, describe_exception(exc), 1, w.id, time.time()
+                        )
+                        self._finish(w, failure)
                 finally:
                     if w.url is not None:
                         # Cancelled before its record was written: the URL goes back.
@@ -189,15 +221,25 @@ class Crawler(KeepsBooks):
             if not rules.allows(url):
                 self._drop(w, url, rules.refusal)
                 return
-            crawl_delay = rules.crawl_delay
+            crawl_delay = self.robots.crawl_delay(origin)  # capped, and recorded
         tries = 0
+        fresh = False  # the next request opens a new connection instead of a pooled one
         while True:
             tries += 1
+            attempt = Attempt(w)
             try:
-                response, body, problem = await self._request(w, url, origin, crawl_delay)
+                response, body, problem = await self._request(
+                    attempt, url, origin, crawl_delay, fresh
+                )
                 break
-            except RETRYABLE as exc:
-                if tries >= self.config.max_tries:
+            except (*RETRYABLE, *OUT_OF_STEP) as exc:
+                if attempt.reused and not fresh and isinstance(exc, OUT_OF_STEP):
+                    # Perhaps the bytes of an earlier answer, not this URL's fault: once
+                    # more on a connection of its own, and that is the try that counts.
+                    fresh = True
+                    tries -= 1
+                    continue
+                if not isinstance(exc, RETRYABLE) or tries >= self.config.max_tries:
                     failure = self.ledger.failure(
                         url, describe_exception(exc), tries, w.id, t_start
                     )
@@ -209,7 +251,7 @@ class Crawler(KeepsBooks):
 
         answer = Answer(
             status=response.status,
-            content_type=response.content_type,
+            content_type=media_type(response.headers.get("Content-Type")),
             charset=response.charset,
             location=response.headers.get("Location"),
             body=body,
@@ -220,24 +262,39 @@ class Crawler(KeepsBooks):
             if len(body) >= PARSE_IN_THREAD_BYTES:
                 # A big page would hold the loop (and every other worker) for tens of ms;
                 # in a thread it holds it for a few (bench/loop_lag.py measures both).
+                if self._parse_pool is None:
+                    self._parse_pool = ThreadPoolExecutor(PARSE_THREADS, "crawlscope-parse")
                 parsed = await asyncio.get_running_loop().run_in_executor(
-                    None, parse_links, body, url, answer.charset, self.config.max_links
+                    self._parse_pool, parse_links, body, url, answer.charset, self.config.max_links
                 )
                 answer = dataclasses.replace(answer, parsed=parsed)
         self._finish(w, self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start))
 
     async def _request(
-        self, w: Worker, url: str, origin: str, crawl_delay: float
+        self, attempt: Attempt, url: str, origin: str, crawl_delay: float, fresh: bool = False
     ) -> tuple[aiohttp.ClientResponse, bytes, str | None]:
-        """One try: the response, its body, and why the body was cut short (or None)."""
+        """One try: the response, its body, and why the body was cut short (or None).
+
+        With `fresh`, on a new connection that is closed after it."""
         assert self.session is not None
+        w = attempt.worker
+        assert isinstance(w, Worker)
+        session = self.session
+        if fresh:
+            if self._fresh_session is None:
+                self._fresh_session = self._make_session(fresh=True)
+            session = self._fresh_session
         if self.hosts.must_wait(origin, crawl_delay):
             await self._step(w, WorkerState.THROTTLED)
         await self.hosts.enter(origin, crawl_delay)
+        # The URL holds "***" for a password; the root's own goes in the header (and
+        # aiohttp's errors, which quote the URL sent, show none).
+        target, authorization = self.config.credentials.request(url)
+        headers = {"Authorization": authorization} if authorization else None
         try:
             await self._step(w, WorkerState.CONNECTING)
-            async with self.session.get(
-                url, allow_redirects=False, trace_request_ctx=w
+            async with session.get(
+                target, headers=headers, allow_redirects=False, trace_request_ctx=attempt
             ) as response:
                 await self._step(w, WorkerState.BODY)
                 body, problem = await self._read_body(response)
@@ -265,7 +322,7 @@ class Crawler(KeepsBooks):
 
     def _drop(self, w: Worker, url: str, reason: str) -> None:
         """A URL a worker took but may not fetch moves to filtered, in one step."""
-        self.ledger.drop(url, reason)
+        self.ledger.drop(url, reason, w.id)
         w.url = None
 
     def _finish(self, w: Worker, record: FetchRecord) -> None:
@@ -283,9 +340,20 @@ class Crawler(KeepsBooks):
         if not self.paused_all:
             w.go.set()
         w.task = asyncio.create_task(self._work(w), name=f"worker-{w.id}")
+        w.task.add_done_callback(lambda task: self._worker_ended(w, task))
         self.workers[w.id] = w
         self._enter(w, w.state)  # so observers hear of it before its task first runs
         return w
+
+    def _worker_ended(self, w: Worker, task: asyncio.Task[None]) -> None:
+        # Cancelled or retired is an end the crawl expects. Anything else is a bug past
+        # _work's guards: a fault, so the crawl stops and says so rather than wait on a
+        # join() that no worker may be left to finish.
+        cause = None if task.cancelled() else task.exception()
+        if cause is None:
+            return
+        self._enter(w, WorkerState.CANCELLED)  # its finally put the URL back on the queue
+        self.ledger.report_fault(WorkerDied(w.id, cause))
 
     def remove_worker(self, worker_id: int | None = None) -> Worker | None:
         """Retire a worker: an idle one at once, a busy one after the fetch in hand.

@@ -9,10 +9,12 @@ so all of them find the same URLs and write the same report.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from .config import CrawlConfig
 from .links import is_html, known_charset, parse_links
@@ -25,6 +27,32 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 RecordListener = Callable[[FetchRecord], None]
 Put = Callable[[tuple[str, int]], None]  # puts a (url, max_redirect) pair on the queue
+FaultHandler = Callable[[Exception], None]
+
+T = TypeVar("T")
+
+
+class Listeners(list[Callable[[T], None]], Generic[T]):
+    """Callbacks told of each event (a record kept, a worker's new state).
+
+    A listener's trouble is never the engine's: one that raises (a full disk under the
+    JSON Lines writer, a closed pipe under -v, a viewer's bug) is detached and its
+    exception handed to `on_fault`, so the worker that told it goes on and the books
+    stay whole.
+    """
+
+    def __init__(self, on_fault: FaultHandler) -> None:
+        super().__init__()
+        self._on_fault = on_fault
+
+    def tell(self, event: T) -> None:
+        for listener in tuple(self):  # a copy: a failing listener leaves the list
+            try:
+                listener(event)
+            except Exception as exc:
+                with contextlib.suppress(ValueError):  # it may have left by itself
+                    self.remove(listener)
+                self._on_fault(exc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +83,14 @@ class Ledger:
         self.unfetched: set[str] = set()  # in scope, but left by max_pages / max_depth
         self.redirects = RedirectLog()
         self.recent: deque[FetchRecord] = deque(maxlen=256)
-        self.record_listeners: list[RecordListener] = []
+        # What went wrong beside the fetches (a listener that failed, a worker that died),
+        # in order; `on_fault` is the engine's answer to each (the crawlers stop).
+        self.faults: list[Exception] = []
+        self.on_fault: FaultHandler | None = None
+        self.record_listeners: Listeners[FetchRecord] = Listeners(self.report_fault)
+        # Told of each URL the rules leave alone, as a record whose `filtered` says why
+        # (the JSON Lines writer listens); record_listeners hear of fetches only.
+        self.filtered_listeners: Listeners[FetchRecord] = Listeners(self.report_fault)
         self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
         self._admitted = 0
 
@@ -69,7 +104,7 @@ class Ledger:
         self.seen_urls.add(url)
         reason = self.scope.why_not(url)
         if reason is not None:
-            self.filtered[url] = reason
+            self._filter(url, reason, depth, referrer)
             return False
         cfg = self.config
         if (cfg.max_depth and depth > cfg.max_depth) or (
@@ -150,17 +185,39 @@ class Ledger:
         )  # fmt: skip
 
     def keep(self, record: FetchRecord) -> None:
-        """The URL's record lands in done or failed; it is no longer in anyone's hands."""
+        """The URL's record lands in done or failed; it is no longer in anyone's hands.
+
+        The books are whole before any listener hears of it, and no listener can undo
+        that or reach the caller (Listeners).
+        """
         (self.failed if record.failed else self.done)[record.url] = record
         del self._origin[record.url]
         self.recent.append(record)
-        for listener in self.record_listeners:
-            listener(record)
+        if self.record_listeners:
+            self.record_listeners.tell(record)
 
-    def drop(self, url: str, reason: str) -> None:
+    def report_fault(self, exc: Exception) -> None:
+        self.faults.append(exc)
+        if self.on_fault is not None:
+            self.on_fault(exc)
+
+    def drop(self, url: str, reason: str, worker: int | None = None) -> None:
         """A URL taken from the queue that may not be fetched after all (robots.txt)."""
+        depth, referrer = self._origin.pop(url)
+        self._filter(url, reason, depth, referrer, worker)
+
+    def _filter(
+        self, url: str, reason: str, depth: int, referrer: str | None, worker: int | None = None
+    ) -> None:
         self.filtered[url] = reason
-        del self._origin[url]
+        if self.filtered_listeners:
+            now = time.time()
+            record = FetchRecord(
+                url=url, status=None, next_url=None, exception=None, size=0, content_type=None,
+                encoding=None, num_urls=0, num_new_urls=0, tries=0, depth=depth,
+                referrer=referrer, worker=worker, t_start=now, t_end=now, filtered=reason,
+            )  # fmt: skip
+            self.filtered_listeners.tell(record)
 
     def accounting(self, queued: int, held: int) -> Accounting:
         return Accounting(
@@ -222,8 +279,16 @@ class KeepsBooks:
         return self.ledger.recent
 
     @property
-    def record_listeners(self) -> list[RecordListener]:
+    def record_listeners(self) -> Listeners[FetchRecord]:
         return self.ledger.record_listeners
+
+    @property
+    def faults(self) -> list[Exception]:
+        return self.ledger.faults
 
     def chains(self) -> list[Chain]:
         return self.ledger.chains()
+
+    def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
+        """The first `limit` chains cut to `hops` hops, and how many there are (RedirectLog)."""
+        return self.ledger.redirects.preview(self.ledger.outcome, limit, hops)

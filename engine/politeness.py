@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,7 +12,9 @@ import aiohttp
 from protego import Protego
 from yarl import URL
 
+from .config import DEFAULT_MAX_CRAWL_DELAY
 from .records import describe_exception
+from .text import printable
 
 ROBOTS_AGENT = "crawlscope"  # the product token robots.txt rules are matched against
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309 lets a crawler stop parsing after 500 KiB
@@ -40,22 +43,96 @@ class RobotsRules:
 
     @property
     def crawl_delay(self) -> float:
+        """The Crawl-delay the file asks for, in seconds (0.0: none)."""
         if self.parser is None:
             return 0.0
         delay = self.parser.crawl_delay(ROBOTS_AGENT)
-        return float(delay) if delay else 0.0
+        if delay is None or not math.isfinite(delay) or delay <= 0:
+            return 0.0
+        return float(delay)
+
+
+def robots_text(body: bytes) -> str:
+    """What of a robots.txt body is parsed: all of it up to ROBOTS_MAX_BYTES; past that,
+    the first ROBOTS_MAX_BYTES cut back to the last whole line, so that a line the limit
+    splits ("Disallow: /sec" of "Disallow: /secret") is not read as another rule."""
+    if len(body) > ROBOTS_MAX_BYTES:
+        head = body[:ROBOTS_MAX_BYTES]
+        end = max(head.rfind(b"\n"), head.rfind(b"\r"))
+        body = head[: end + 1]
+    return body.decode("utf-8", "replace")
+
+
+def parse_robots(body: bytes) -> RobotsRules:
+    """The rules of a robots.txt that answered 2xx (the whole body, as read)."""
+    cut = len(body) > ROBOTS_MAX_BYTES
+    note = f"parsed its first {ROBOTS_MAX_BYTES // 1024} KiB" if cut else "parsed"
+    return RobotsRules(Protego.parse(robots_text(body)), note=note)
+
+
+async def read_robots_body(content: aiohttp.StreamReader) -> bytes:
+    """The body up to one read past ROBOTS_MAX_BYTES (so `robots_text` can tell a file
+    that is longer from one that ends at the limit); the rest is never read.
+
+    Read until the end or the limit, however the bytes arrive: one `read(n)` returns
+    only what is buffered at that moment, often one TCP segment of a longer file."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in content.iter_any():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > ROBOTS_MAX_BYTES:
+            break
+    return b"".join(chunks)
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlDelay:
+    """One origin's Crawl-delay: what its robots.txt asked for and what the crawl obeys."""
+
+    origin: str
+    asked: float
+    used: float
+
+    @property
+    def capped(self) -> bool:
+        return self.used < self.asked
+
+    def describe(self) -> str:
+        """One line for the report and the screens, safe to print."""
+        origin = printable(self.origin)
+        if self.capped:
+            return (
+                f"{origin} asked for Crawl-delay {self.asked:g} s;"
+                f" {self.used:g} s used (--max-crawl-delay)"
+            )
+        return f"{origin} asked for Crawl-delay {self.asked:g} s; obeyed"
 
 
 class RobotsCache:
-    """Fetches each origin's robots.txt once; workers asking at the same time share the fetch."""
+    """Fetches each origin's robots.txt once; workers asking at the same time share the fetch.
 
-    def __init__(self, session: Callable[[], aiohttp.ClientSession]) -> None:
+    It also keeps each origin's Crawl-delay, asked and used (capped at `max_crawl_delay`),
+    for the crawler to obey and for a report or a screen to show."""
+
+    def __init__(
+        self,
+        session: Callable[[], aiohttp.ClientSession],
+        max_crawl_delay: float = DEFAULT_MAX_CRAWL_DELAY,
+    ) -> None:
         self._session = session
         self._rules: dict[str, asyncio.Task[RobotsRules]] = {}
+        self.max_crawl_delay = max_crawl_delay
+        self.crawl_delays: dict[str, CrawlDelay] = {}  # origins whose robots.txt asks for one
 
     def known(self, origin: str) -> RobotsRules | None:
         task = self._rules.get(origin)
         return task.result() if task is not None and task.done() else None
+
+    def crawl_delay(self, origin: str) -> float:
+        """Seconds between request starts that `origin`'s robots.txt gets (0.0: none)."""
+        delay = self.crawl_delays.get(origin)
+        return delay.used if delay is not None else 0.0
 
     async def rules(self, origin: str) -> RobotsRules:
         task = self._rules.get(origin)
@@ -73,6 +150,14 @@ class RobotsCache:
         await asyncio.gather(*pending, return_exceptions=True)
 
     async def _fetch(self, origin: str) -> RobotsRules:
+        rules = await self._fetch_rules(origin)
+        asked = rules.crawl_delay
+        if asked:
+            used = min(asked, self.max_crawl_delay)
+            self.crawl_delays[origin] = CrawlDelay(origin, asked, used)
+        return rules
+
+    async def _fetch_rules(self, origin: str) -> RobotsRules:
         url = origin + "/robots.txt"
         try:
             async with self._session().get(url, max_redirects=ROBOTS_MAX_REDIRECTS) as response:
@@ -83,12 +168,14 @@ class RobotsCache:
                 if response.status >= 400:
                     # 2.3.1.3: "unavailable" (4xx) means the crawler may access anything.
                     return RobotsRules(None, note=f"answered {response.status}")
-                body = await response.content.read(ROBOTS_MAX_BYTES)
+                body = await read_robots_body(response.content)
+                if len(body) > ROBOTS_MAX_BYTES:
+                    response.close()  # the rest is never read: do not reuse the connection
         except (aiohttp.ClientError, TimeoutError) as exc:
             # 2.3.1.4: unreachable is treated like a server error.
             note = f"unreachable ({describe_exception(exc)})"
             return RobotsRules(None, disallow_all=True, note=note)
-        return RobotsRules(Protego.parse(body.decode("utf-8", "replace")), note="parsed")
+        return parse_robots(body)
 
 
 def origin_of(url: str) -> str:
@@ -143,3 +230,27 @@ class HostGate:
     def _release(self, origin: str) -> None:
         if self.limit:
             self._slots[origin].release()
+
+
+def crawl_delays_of(crawl: object) -> list[CrawlDelay]:
+    """Every Crawl-delay a crawl met, when its engine keeps them (the asyncio engine's
+    Crawler does; the lecture engines obey none), for a report or a screen."""
+    robots = getattr(crawl, "robots", None)
+    return list(robots.crawl_delays.values()) if isinstance(robots, RobotsCache) else []
+
+
+def crawl_delay_note(crawl: object) -> str:
+    """A few words for a live screen on the Crawl-delay that slows the crawl most (or "").
+
+    A delay a host asked for, capped or not, is why its pages come slowly; said here,
+    nobody has to guess."""
+    delays = crawl_delays_of(crawl)
+    if not delays:
+        return ""
+    top = max(delays, key=lambda delay: delay.asked)
+    origin = printable(top.origin)
+    if top.capped:
+        note = f"Crawl-delay: {origin} asked {top.asked:g} s, {top.used:g} s used"
+    else:
+        note = f"Crawl-delay: {origin} {top.used:g} s"
+    return note + (f" (+{len(delays) - 1} more)" if len(delays) > 1 else "")

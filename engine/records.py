@@ -1,15 +1,19 @@
-"""One record per fetch: the chapter's FetchStatistic, extended."""
+"""One record per fetch: the chapter's FetchStatistic, extended; and one per URL left
+unfetched by the rules (`filtered`), so the JSON Lines account for every URL seen."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import select
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 FIELDS = (
     "url", "status", "next_url", "exception", "size", "content_type", "encoding",
     "num_urls", "num_new_urls", "tries", "depth", "referrer", "worker", "t_start", "t_end",
+    "filtered",
 )  # fmt: skip
 
 
@@ -27,13 +31,14 @@ class FetchRecord:
     tries: int
     depth: int
     referrer: str | None
-    worker: int
+    worker: int | None  # None for a URL filtered before any worker took it
     t_start: float  # wall-clock seconds since the epoch
     t_end: float
+    filtered: str | None = None  # why the rules leave this URL alone; then nothing was asked
 
     @property
     def failed(self) -> bool:
-        return self.status is None
+        return self.status is None and self.filtered is None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,15 +54,139 @@ def describe_exception(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-class JsonlWriter:
-    """Writes each record as one JSON line the moment it is made, so memory stays flat and
-    a crawl cut short still leaves every line it got to."""
+def media_type(content_type: str | None) -> str | None:
+    """The media type a Content-Type header names, as the server sent it (lower-cased,
+    parameters dropped): "foo" stays "foo", never a library's stand-in for what it could
+    not parse. None when there is no header, or nothing in it."""
+    if content_type is None:
+        return None
+    return content_type.partition(";")[0].strip().lower() or None
+
+
+class Fault(Exception):
+    """Trouble beside the fetches whose message says it all: an output that cannot be
+    written, a worker that died. Other faults are listeners' own exceptions."""
+
+
+def describe_fault(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, Fault) else f"a listener failed: {describe_exception(exc)}"
+
+
+# How long a written line may wait in memory before it goes to its file: `tail -f` follows
+# a crawl live, and a kill -9 loses at most this much.
+FLUSH_AFTER = 0.2
+
+
+class OutputError(Fault):
+    """An output file that could not be written; the message names the file and why."""
+
+    def __init__(self, path: str, cause: OSError) -> None:
+        super().__init__(f"cannot write {path}: {cause.strerror or cause}")
+        self.path = path
+        self.cause = cause
+
+    @property
+    def closed_pipe(self) -> bool:
+        """The reader went away (`| head`): an end to take quietly, as Unix tools do."""
+        return isinstance(self.cause, BrokenPipeError)
+
+
+class LineFile:
+    """A file written a whole line at a time, in batches.
+
+    Lines wait in memory for at most FLUSH_AFTER seconds (on an asyncio loop; with no
+    loop running, each goes out at once), then reach the file in one write, so the file
+    never ends in half a line. The first failed write raises OutputError, once; the file
+    is broken from then on, and later lines are dropped: its failure has been told.
+    """
 
     def __init__(self, path: str | Path) -> None:
-        self._file: TextIO = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self.path = str(path)
+        # Unbuffered: the batch below is the only buffer, so a flush is one write call.
+        self._file = open(path, "wb", buffering=0)  # noqa: SIM115 (closed in close())
+        self._lines: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._failure: OutputError | None = None  # found by a timed flush, not told yet
+        self._broken = False
 
-    def __call__(self, record: FetchRecord) -> None:
-        self._file.write(record.to_json() + "\n")
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def write_line(self, line: str) -> None:
+        self._tell_failure()
+        if self._broken or self._file.closed:
+            return
+        self._lines.append(line)
+        if self._timer is None:
+            self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()  # no asyncio loop to flush later (a lecture engine's own loop)
+            return
+        self._timer = loop.call_later(FLUSH_AFTER, self._timed_flush)
+
+    def _timed_flush(self) -> None:
+        self._timer = None
+        try:
+            self.flush()
+        except OutputError as exc:
+            # A loop callback has no caller to tell: the next line, or close(), raises it.
+            self._failure = exc
+
+    def flush(self) -> None:
+        if not self._lines or self._broken:
+            return
+        data = memoryview(("\n".join(self._lines) + "\n").encode("utf-8"))
+        self._lines.clear()
+        try:
+            while data:
+                written = self._file.write(data)
+                if written is None:
+                    # A pipe someone left non-blocking, and full: wait as a blocking one would.
+                    select.select([], [self._file], [])
+                    continue
+                data = data[written:]
+        except OSError as exc:
+            self._broken = True
+            raise OutputError(self.path, exc) from exc
+
+    def _tell_failure(self) -> None:
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
 
     def close(self) -> None:
-        self._file.close()
+        """Write what is left and close; raises OutputError if a failure is still untold."""
+        if self._file.closed:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        try:
+            self.flush()
+            self._tell_failure()
+        finally:
+            self._file.close()
+
+
+class JsonlWriter:
+    """Writes each record as one JSON line as it is made (on disk within FLUSH_AFTER, never
+    half a line: see LineFile), so memory stays flat and a crawl cut short, even by kill -9,
+    leaves every line it got to but the last moment's."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._out = LineFile(path)
+
+    @property
+    def path(self) -> str:
+        return self._out.path
+
+    def __call__(self, record: FetchRecord) -> None:
+        self._out.write_line(record.to_json())
+
+    def close(self) -> None:
+        self._out.close()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import heapq
+import re
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Protocol, TextIO
 
 from .config import CrawlConfig
 from .ledger import Ledger
 from .links import is_html
+from .politeness import crawl_delays_of
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd
 from .snapshot import Accounting
@@ -54,10 +57,36 @@ def chain_line(chain: Chain) -> str:
         end = str(chain.status)
     elif chain.end is ChainEnd.LIMIT:
         end = "max_redirect reached"
+    elif chain.end is ChainEnd.MEETS:
+        # It stops where another chain goes on: that chain's line has the rest, once.
+        return f"  {path} [meets another chain]"
     else:
         end = chain.end.value
     meets = " (meets another chain)" if chain.meets else ""
     return f"  {path} [{end}]{meets}"
+
+
+# URLs the filtered section lists per reason (the first, in sorted order; the rest are
+# counted), and how much of each it shows: a URL filtered for its length can be huge.
+FILTERED_SHOWN = 20
+FILTERED_URL_CHARS = 300
+
+
+def filtered_lines(filtered: Mapping[str, str], shown: int = FILTERED_SHOWN) -> list[str]:
+    """The report's filtered section: each reason and its count, most first, then its URLs.
+
+    Linear in the filtered URLs (a heap picks the ones shown), whatever their number."""
+    by_reason: dict[str, list[str]] = {}
+    for url, reason in filtered.items():
+        by_reason.setdefault(reason, []).append(url)
+    lines = ["Filtered (not fetched), by reason:"] if by_reason else []
+    for reason, urls in sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0])):
+        lines.append(f"  {printable(reason, FILTERED_URL_CHARS)}: {len(urls)}")
+        first = heapq.nsmallest(shown, urls)
+        lines.extend(f"    {printable(url, FILTERED_URL_CHARS)}" for url in first)
+        if len(urls) > shown:
+            lines.append(f"    ... and {len(urls) - shown} more")
+    return lines
 
 
 class Crawl(Protocol):
@@ -70,6 +99,29 @@ class Crawl(Protocol):
     def elapsed(self) -> float: ...
 
     def accounting(self) -> Accounting: ...
+
+
+# The reason RobotsRules.refusal gives when robots.txt could not be fetched at all: the
+# host was not reached, and the parenthesis says why (describe_exception's words).
+_NOT_REACHED = re.compile(r"robots\.txt unreachable \((?P<why>.*)\): all disallowed \(RFC 9309\)")
+
+
+def unreachable_roots(crawl: Crawl) -> list[tuple[str, str]]:
+    """(root, why) for each root, when no root could be reached at all (else empty).
+
+    `why` is what stopped the connection (the fetch's own error, or robots.txt's when
+    that was the first thing asked of the host), not the rule it led to."""
+    books = crawl.ledger
+    roots = crawl.config.root_urls
+    if any(root in books.done for root in roots):
+        return []
+    reasons = []
+    for root in roots:
+        if root in books.failed:
+            reasons.append((root, books.failed[root].exception or "no response"))
+        elif (match := _NOT_REACHED.fullmatch(books.filtered.get(root, ""))) is not None:
+            reasons.append((root, match["why"]))
+    return reasons if len(reasons) == len(roots) else []
 
 
 def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = None) -> None:
@@ -89,6 +141,13 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
         print("Redirect chains:", file=out)
         for chain in chain_list:
             print(chain_line(chain), file=out)
+    delays = crawl_delays_of(crawl)
+    if delays:
+        print("Crawl-delay (robots.txt):", file=out)
+        for delay in delays:
+            print(f"  {delay.describe()}", file=out)
+    for line in filtered_lines(books.filtered):
+        print(line, file=out)
     print(
         f"Finished {finished} urls in {dt:.3f} secs (max_tasks={tasks})"
         f" ({speed:.3f} urls/sec/task)",

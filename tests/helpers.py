@@ -94,9 +94,11 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
 
 
 @contextmanager
-def demo_site_process() -> Iterator[str]:
-    """`crawlscope demo-site` in its own process; yields the URL it announces."""
-    proc = subprocess.Popen([*CLI, "demo-site", "--port", "0"], stdout=subprocess.PIPE, text=True)
+def demo_site_process(*options: str) -> Iterator[str]:
+    """`crawlscope demo-site [options]` in its own process; yields the URL it announces."""
+    proc = subprocess.Popen(
+        [*CLI, "demo-site", "--port", "0", *options], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

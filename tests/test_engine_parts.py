@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from crawlscope.engine import crawler as crawler_module
 from crawlscope.engine.config import ConfigError, CrawlConfig
+from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.links import parse_links
 from crawlscope.engine.text import printable
-from crawlscope.engine.urls import Scope, normalize
+from crawlscope.engine.urls import Scope, normalize, registrable_domain
 from helpers import Handler, html, run_crawl
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
@@ -70,11 +79,148 @@ def test_strict_scope_is_the_same_host_with_www_ignored() -> None:
     assert s.why_not("http://example.org/") == "out of scope"
 
 
-def test_lenient_scope_is_the_same_last_two_labels() -> None:
+def test_lenient_scope_is_the_same_registrable_domain() -> None:
     s = scope(["http://www.example.com/"], strict=False)
     assert s.why_not("http://docs.example.com/") is None
     assert s.why_not("https://a.b.example.com:8443/") is None
+    assert s.why_not("http://example.com/") is None
     assert s.why_not("http://example.org/") == "out of scope"
+    assert s.why_not("http://notexample.com/") == "out of scope"
+
+
+@pytest.mark.parametrize(
+    ("root", "inside", "outside"),
+    [
+        # A public suffix of two labels (ICANN section of the list).
+        (
+            "http://www.example.co.uk/",
+            ["http://example.co.uk/", "https://docs.example.co.uk/"],
+            ["http://other.co.uk/", "http://co.uk/", "http://www.example.uk/"],
+        ),
+        # A suffix where anyone can have a site (private section): each site is its own.
+        (
+            "https://alice.github.io/",
+            ["https://alice.github.io/repo/", "http://docs.alice.github.io:8080/"],
+            ["https://bob.github.io/", "https://github.io/", "https://github.com/"],
+        ),
+        # A root that is itself a public suffix has only itself.
+        ("http://github.io/", ["http://github.io:81/x"], ["http://alice.github.io/"]),
+        # localhost and IP addresses compare as whole hosts (any port, leniently).
+        (
+            "http://localhost:8000/",
+            ["http://localhost:9000/"],
+            ["http://a.localhost:8000/", "http://127.0.0.1:8000/"],
+        ),
+        (
+            "http://127.0.0.1:8000/",
+            ["http://127.0.0.1:9000/"],
+            ["http://127.0.0.2:8000/", "http://localhost:8000/"],
+        ),
+        ("http://[::1]:8000/", ["http://[::1]:9000/"], ["http://[::2]:8000/"]),
+        # IDN hosts (normalised to punycode) find their suffix all the same.
+        (
+            normalize("http://www.bücher.de/") or "",
+            [normalize("http://shop.bücher.de/") or ""],
+            [normalize("http://bücher.com/") or ""],
+        ),
+    ],
+)
+def test_lenient_scope_never_crosses_a_public_suffix(
+    root: str, inside: list[str], outside: list[str]
+) -> None:
+    s = scope([root], strict=False)
+    for url in inside:
+        assert s.why_not(url) is None, url
+    for url in outside:
+        assert s.why_not(url) == "out of scope", url
+
+
+def test_registrable_domain_by_the_public_suffix_list() -> None:
+    assert registrable_domain("www.example.co.uk") == "example.co.uk"
+    assert registrable_domain("a.b.alice.github.io") == "alice.github.io"
+    assert registrable_domain("co.uk") == "co.uk"  # a public suffix has none: itself
+    assert registrable_domain("localhost") == "localhost"
+    assert registrable_domain("192.168.1.1") == "192.168.1.1"
+    assert registrable_domain("") == ""
+
+
+def test_the_public_suffix_list_is_never_fetched_nor_cached(tmp_path: Path) -> None:
+    """A lenient scope works with no network and writes nothing: in a fresh process whose
+    sockets cannot connect or resolve, with HOME and the cache directories empty."""
+    script = textwrap.dedent(
+        """
+        import socket
+
+        def refuse(*args, **kwargs):
+            raise OSError("no network in this test")
+
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        from crawlscope.engine.urls import Scope
+
+        s = Scope(["https://alice.github.io/"], strict=False)
+        assert s.why_not("https://bob.github.io/") == "out of scope"
+        assert s.why_not("https://www.alice.github.io/") is None
+        print("ok")
+        """
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "TLDEXTRACT_CACHE": str(home / "tldextract"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+    assert list(home.iterdir()) == []
+
+
+class Resolver(AbstractResolver):
+    """Every name resolves to 127.0.0.1, so one local server can be many hosts."""
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        return [
+            ResolveResult(
+                hostname=host, host="127.0.0.1", port=port, family=socket.AF_INET, proto=0, flags=0
+            )
+        ]
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_lenient_crawl_stays_on_its_registrable_domain(serve: Serve) -> None:
+    async def by_host(request: web.Request) -> web.Response:
+        host = request.host.split(":")[0]
+        if host != "alice.github.io":
+            return web.Response(text=f"<p>{host}</p>", content_type="text/html")
+        port = request.url.port
+        links = "".join(
+            f'<a href="http://{name}:{port}/">{name}</a>'
+            for name in ("docs.alice.github.io", "bob.github.io", "github.io")
+        )
+        return web.Response(text=links, content_type="text/html")
+
+    root = await serve({"/": by_host})
+    port = root.split(":")[2].rstrip("/")
+    start = f"http://alice.github.io:{port}/"
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(resolver=Resolver()))
+    async with session:
+        crawler = Crawler(CrawlConfig(roots=(start,), strict=False), session=session)
+        await crawler.crawl()
+    assert set(crawler.done) == {start, f"http://docs.alice.github.io:{port}/"}
+    assert crawler.filtered == {
+        f"http://bob.github.io:{port}/": "out of scope",
+        f"http://github.io:{port}/": "out of scope",
+    }
 
 
 def test_ip_hosts_match_exactly_in_both_modes() -> None:

@@ -195,12 +195,12 @@ def assert_workers_ended_normally(crawler: Crawler) -> None:
 # The crawl as a whole.
 
 
-def test_the_whole_crawl_ends_in_bounded_time(whole: Crawled) -> None:
+def test_the_whole_crawl_ends(whole: Crawled) -> None:
+    # It ends at all (the fixture's own deadline guards against a hang); how long it
+    # takes is a figure for the benchmarks, not an assertion on a shared machine.
     c = whole.crawler
     assert c.phase is Phase.FINISHED
     assert c.unfinished == 0
-    # The slowest cases take max_tries read timeouts each, side by side.
-    assert whole.seconds < 15, f"crawl took {whole.seconds:.1f} s"
 
 
 def test_the_whole_crawl_keeps_memory_bounded(whole: Crawled) -> None:

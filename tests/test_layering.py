@@ -18,7 +18,7 @@ def engine_modules() -> list[str]:
 
 def test_the_walk_reaches_every_subpackage() -> None:
     modules = engine_modules()
-    for name in ("introspect", "lecture.generators", "trace.replay", "sites.hostile"):
+    for name in ("introspect", "lecture.stage_generators", "trace.replay", "sites.hostile"):
         assert f"crawlscope.engine.{name}" in modules
 
 

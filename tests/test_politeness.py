@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import io
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
+import pytest
 from aiohttp import web
 
-from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.politeness import ROBOTS_MAX_BYTES, CrawlDelay, robots_text
+from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.sites.hostile_robots import CASES as ROBOTS_ORIGIN_CASES
+from crawlscope.engine.sites.hostile_robots import (
+    CRAWL_DELAY_PAGES,
+    LATE_PAUSE,
+    ORIGIN_REQUESTS,
+    RobotsOrigin,
+    build_origin_app,
+)
+from crawlscope.tui.headless import progress_line
+from crawlscope.tui.options import add_crawl_options, crawl_config
 from helpers import Handler, assert_accounted, html, path, run_crawl
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
@@ -178,3 +194,158 @@ async def test_the_demo_site_sees_the_per_host_limit_hold() -> None:
     assert free_peak > 4  # the measurement can see more, when more happens
     assert {path(u) for u in limited.done} == {path(u) for u in free.done}
     assert limited.accounting().balanced
+
+
+# --------------------------------------------------------------------------------------
+# robots.txt read whole (issue 10, item 1), over servers that send it in pieces.
+
+
+@asynccontextmanager
+async def served(app: web.Application) -> AsyncIterator[str]:
+    """`app` on 127.0.0.1 and a free port; yields its root URL."""
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/"
+    finally:
+        await runner.cleanup()
+
+
+def robots_case(name: str) -> RobotsOrigin:
+    return next(case for case in ROBOTS_ORIGIN_CASES if case.name == name)
+
+
+@pytest.mark.parametrize("name", ["long-robots", "late-robots"])
+async def test_a_robots_txt_sent_in_pieces_is_obeyed_to_its_last_line(name: str) -> None:
+    case = robots_case(name)
+    app = build_origin_app(case)
+    async with served(app) as root:
+        crawler = await run_crawl(root)
+    robots = b"".join(piece for _pause, piece in case.pieces)
+    assert robots.endswith(b"Disallow: /secret\n")
+    assert len(case.pieces) > 1 and all(pause > 0 for pause, _ in case.pieces[1:])
+    assert app[ORIGIN_REQUESTS]["/secret"] == 0
+    assert crawler.filtered == {root + "secret": "disallowed by robots.txt"}
+    assert set(crawler.done) == {root, root + "open"}
+    assert_accounted(crawler)
+
+
+def test_the_long_case_is_about_198_kb_and_the_late_one_2_kb() -> None:
+    long_size = sum(len(piece) for _, piece in robots_case("long-robots").pieces)
+    late = robots_case("late-robots").pieces
+    assert 190_000 < long_size < 205_000
+    assert 1_900 < len(late[0][1]) < 2_200 and late[1][0] == LATE_PAUSE
+
+
+def pieces(data: bytes, size: int = 64 * 1024) -> Handler:
+    """A robots.txt handler sending `data` in `size` pieces, each after a pause."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        try:
+            for at in range(0, len(data), size):
+                await asyncio.sleep(0.01)
+                await response.write(data[at : at + size])
+            await response.write_eof()
+        except ConnectionError:
+            pass  # the crawler read what RFC 9309 asks of it and hung up
+        return response
+
+    return handler
+
+
+async def test_past_500_kib_rules_are_ignored_and_a_line_the_limit_cuts_is_dropped(
+    serve: Serve,
+) -> None:
+    # The limit falls inside "Disallow: /private/": cut at that byte, the file would
+    # end in "Disallow: /", which forbids everything.
+    head = b"User-agent: *\nDisallow: /early\n"
+    cut_line = b"Disallow: /private/\n"
+    filler_line = b"# " + b"x" * 77 + b"\n"
+    room = ROBOTS_MAX_BYTES - len(head) - len("Disallow: /")
+    filler = filler_line * (room // len(filler_line)) + b"#" * (room % len(filler_line) - 1) + b"\n"
+    body = head + filler + cut_line + b"Disallow: /late\n"
+    assert body[:ROBOTS_MAX_BYTES].endswith(b"Disallow: /")
+    links = '<a href="/early">e</a> <a href="/private/">p</a> <a href="/late">l</a>'
+    routes = {"/": html(links), "/robots.txt": pieces(body)}
+    routes.update({p: html(p) for p in ("/early", "/private/", "/late")})
+    root = await serve(routes)
+    crawler = await run_crawl(root)
+    assert crawler.filtered == {root + "early": "disallowed by robots.txt"}
+    assert set(crawler.done) == {root, root + "private/", root + "late"}
+
+
+def test_robots_text_keeps_whole_lines_and_all_of_a_file_within_the_limit() -> None:
+    small = b"User-agent: *\nDisallow: /a"  # no newline at the end: still a whole file
+    assert robots_text(small) == small.decode()
+    exact = b"#" * (ROBOTS_MAX_BYTES - 1) + b"\n"
+    assert robots_text(exact) == exact.decode()
+    over = b"Disallow: /a\r\n" + b"#" * ROBOTS_MAX_BYTES
+    assert robots_text(over) == "Disallow: /a\r\n"
+    assert robots_text(b"#" * (ROBOTS_MAX_BYTES + 1)) == ""  # one line too long for the limit
+
+
+# --------------------------------------------------------------------------------------
+# Crawl-delay with a limit, and a word (issue 10, item 6).
+
+
+async def test_a_crawl_delay_over_the_cap_is_capped_recorded_and_reported() -> None:
+    case = robots_case("crawl-delay")
+    async with served(build_origin_app(case)) as root:
+        crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=2, max_crawl_delay=0.05))
+        # Uncapped, the crawl would sleep a day per page: a bound turns that into a failure.
+        await asyncio.wait_for(crawler.crawl(), 60)
+    origin = root.rstrip("/")
+    assert len(crawler.done) == CRAWL_DELAY_PAGES
+    assert crawler.robots.crawl_delays == {origin: CrawlDelay(origin, 86400.0, 0.05)}
+    out = io.StringIO()
+    write_report(crawler, out)
+    report = out.getvalue()
+    assert (
+        f"Crawl-delay (robots.txt):\n  {origin} asked for Crawl-delay 86400 s;"
+        " 0.05 s used (--max-crawl-delay)\n"
+    ) in report
+    assert progress_line(crawler).endswith(f"  Crawl-delay: {origin} asked 86400 s, 0.05 s used")
+
+
+async def test_a_crawl_delay_under_the_cap_is_obeyed_and_reported(serve: Serve) -> None:
+    routes = {"/": html("x"), "/robots.txt": robots(200, "User-agent: *\nCrawl-delay: 0.01\n")}
+    root = await serve(routes)
+    crawler = await run_crawl(root)
+    origin = root.rstrip("/")
+    assert crawler.robots.crawl_delays == {origin: CrawlDelay(origin, 0.01, 0.01)}
+    assert not crawler.robots.crawl_delays[origin].capped
+    out = io.StringIO()
+    write_report(crawler, out)
+    assert f"  {origin} asked for Crawl-delay 0.01 s; obeyed\n" in out.getvalue()
+    assert progress_line(crawler).endswith(f"  Crawl-delay: {origin} 0.01 s")
+
+
+async def test_no_crawl_delay_says_nothing(serve: Serve) -> None:
+    root = await serve(site(robots(200, "User-agent: *\nDisallow: /private/\n")))
+    crawler = await run_crawl(root)
+    out = io.StringIO()
+    write_report(crawler, out)
+    assert "Crawl-delay" not in out.getvalue() and "Crawl-delay" not in progress_line(crawler)
+
+
+def crawl_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_crawl_options(parser)
+    return parser.parse_args([*argv])
+
+
+def test_max_crawl_delay_option_defaults_to_30_s_and_reaches_the_config() -> None:
+    roots = ["http://h/"]
+    assert crawl_config(crawl_args(), roots).max_crawl_delay == 30.0
+    assert crawl_config(crawl_args("--max-crawl-delay", "2.5"), roots).max_crawl_delay == 2.5
+
+
+@pytest.mark.parametrize("bad", ["-1", "nan", "soon"])
+def test_a_bad_max_crawl_delay_is_refused_in_one_line(bad: str) -> None:
+    with pytest.raises(argparse.ArgumentError, match="max-crawl-delay"):
+        crawl_args("--max-crawl-delay", bad)
+    with pytest.raises(ConfigError, match="max_crawl_delay must be 0 or more"):
+        CrawlConfig(roots=("http://h/",), max_crawl_delay=float("nan"))

@@ -118,3 +118,81 @@ def test_a_file_that_is_not_a_recording_is_refused_clearly(
 def test_a_missing_file_is_refused_clearly(tmp_path: Path) -> None:
     with pytest.raises(ReplayError, match="cannot read"):
         ReplayedCrawl.load(tmp_path / "nope.jsonl")
+
+
+def start_line(tmp_path: Path) -> str:
+    """A real recording's start line (a Recorder on a crawler that never ran)."""
+    path = tmp_path / "start.jsonl"
+    Recorder(Crawler(CrawlConfig(roots=("http://127.0.0.1:9/",))), path).close()
+    return path.read_text(encoding="utf-8").splitlines()[0]
+
+
+GOOD_STATE = '{"t": 0.5, "kind": "state", "worker": 0, "state": "waiting", "url": null}'
+GOOD_FETCH = json.dumps(
+    {"t": 0.6, "kind": "fetch", "record": {
+        "url": "http://127.0.0.1:9/", "status": 200, "next_url": None, "exception": None,
+        "size": 10, "content_type": "text/html", "encoding": "utf-8", "num_urls": 0,
+        "num_new_urls": 0, "tries": 1, "depth": 0, "referrer": None, "worker": 0,
+        "t_start": 1.0, "t_end": 2.0}}
+)  # fmt: skip
+
+
+def without(line: str, *keys: str, inside: str | None = None) -> str:
+    event = json.loads(line)
+    target = event[inside] if inside else event
+    for key in keys:
+        del target[key]
+    return json.dumps(event)
+
+
+LATER_STATE = GOOD_STATE.replace("0.5", "0.8")  # after GOOD_FETCH's time
+BAD_LINES = [
+    (without(LATER_STATE, "worker"), "a state event without a worker number: None"),
+    (without(GOOD_FETCH, "status", "size", inside="record"), "a fetch record without status, size"),
+    (LATER_STATE.replace("0.8", "NaN"), "not a JSON line (NaN is not a JSON number)"),
+    (LATER_STATE.replace("0.8", "1e400"), "'t' is not a time in seconds: inf"),
+    ("[" * 10**6 + "]" * 10**6, "JSON nested too deeply"),
+    (LATER_STATE.replace('"waiting"', '"dancing"'), "unknown worker state 'dancing'"),
+    (LATER_STATE.replace('"worker": 0', '"worker": true'), "without a worker number: True"),
+    (GOOD_FETCH.replace('"size": 10', '"size": "big"'), "the fetch record's 'size' is wrong"),
+    (GOOD_FETCH.replace('"tries": 1', '"tries": 1, "x": 2'), "record with unknown fields: x"),
+    ('{"t": 0.7, "kind": "phase", "phase": "sleeping"}', "unknown phase 'sleeping'"),
+    ('{"t": 0.7, "kind": "end", "done": -1}', "'done' is not a count: -1"),
+    ('{"t": 0.1, "kind": "end"}', "'t' goes back in time (0.1 after 0.6)"),
+    ('{"kind": "end"}', "'t' is not a time in seconds: None"),
+    ('{"t": 1, "kind": "start", "config": {}}', "a second start line"),
+    ('"\\u001b[31m"', "not a crawlscope event (not a JSON object)"),
+]
+
+
+@pytest.mark.parametrize(("line", "message"), BAD_LINES, ids=[m[:30] for _, m in BAD_LINES])
+def test_a_bad_line_is_refused_with_its_number_and_what_is_wrong(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    lines = [start_line(tmp_path), GOOD_STATE, GOOD_FETCH, line]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ReplayError) as caught:
+        ReplayedCrawl.load(path)
+    assert str(caught.value).startswith(f"{path}:4: ")
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value) and "\x1b" not in str(caught.value)
+
+
+def test_lines_that_pass_the_checks_replay(tmp_path: Path) -> None:
+    path = tmp_path / "good.jsonl"
+    lines = [start_line(tmp_path), GOOD_STATE, GOOD_FETCH, '{"t": 0.9, "kind": "new-kind"}']
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    replay = ReplayedCrawl.load(path)  # a kind from a newer recorder is passed over
+    replay.seek(replay.duration)
+    assert list(replay.done) == ["http://127.0.0.1:9/"]
+    assert replay.snapshot().workers[0].state is WorkerState.WAITING
+
+
+def test_a_bad_start_line_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    start = json.loads(start_line(tmp_path))
+    start["config"]["max_tasks"] = -1
+    path.write_text(json.dumps(start) + "\n", encoding="utf-8")
+    with pytest.raises(ReplayError, match=rf"^{path}:1: bad config: .*max_tasks"):
+        ReplayedCrawl.load(path)

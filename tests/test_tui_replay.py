@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
+import pty
+import select
+import struct
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -100,6 +107,11 @@ async def test_the_live_controls_are_off_in_a_replay(recording: Path) -> None:
         for action in ("pause_all", "pause_worker", "cancel_worker", "add_worker", "slowmo"):
             assert not app.action_applies(action), action
         assert app.action_applies("toggle_play")
+        # The slowest speed: at 1x a loaded machine may take the whole (short) recording's
+        # length to handle one key, and then the replay has ended, paused, before the check.
+        for _ in range(3):
+            await pilot.press("left_square_bracket")
+        assert app.speed == 0.25
         await pilot.press("p")
         assert app.playing
         await pilot.press("space")
@@ -147,3 +159,99 @@ async def test_the_tui_records_what_it_shows(tmp_path: Path) -> None:
     replay.seek(replay.duration)
     assert replay.phase is Phase.FINISHED
     assert set(replay.done) == set(crawler.done) and replay.accounting() == crawler.accounting()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"t": 1, "kind": "state", "state": "waiting"}', "a state event without a worker"),
+        ('{"t": 1, "kind": "fetch", "record": {"url": "http://a/"}}', "a fetch record without"),
+        ('{"t": NaN, "kind": "end"}', "not a JSON line (NaN is not a JSON number)"),
+        ("[" * 10**6 + "]" * 10**6, "JSON nested too deeply"),
+    ],
+    # Short ids: the test's id goes into the environment of the process it starts.
+    ids=["no worker", "record lacks fields", "NaN", "nested arrays"],
+)
+def test_a_bad_line_is_one_line_naming_it_and_exit_2(
+    recording: Path, tmp_path: Path, line: str, message: str
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    start = recording.read_text(encoding="utf-8").splitlines()[0]
+    bad.write_text(f"{start}\n{line}\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "crawlscope.tui", "replay", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"crawlscope: {bad}:2: {message}")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+# The real command in a real terminal (a pty), with a bug injected into the app's frame.
+CRASHING_APP = """
+import sys
+from crawlscope.tui import cli
+from crawlscope.tui.app import CrawlScopeApp
+
+def crash(self):
+    raise RuntimeError("injected crash")
+
+CrawlScopeApp._tick = crash
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def run_in_a_terminal(*args: str, timeout: float = 60) -> tuple[int, str]:
+    """Run the crashing command on a pseudo-terminal; its exit status and screen output."""
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_APP, *args],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env={**os.environ, "TERM": "xterm-256color"},
+    )
+    os.close(secondary)
+    output = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([primary], [], [], 0.1)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # EIO: every holder of the terminal has gone
+                break
+            if not chunk:
+                break
+            output += chunk
+        return proc.wait(timeout=10), output.decode(errors="replace")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(primary)
+
+
+@pytest.mark.parametrize("command", ["replay", "tui"])
+def test_a_crash_of_the_tui_exits_non_zero(recording: Path, command: str) -> None:
+    args = ["replay", str(recording)] if command == "replay" else ["tui", "--pages", "5"]
+    status, screen = run_in_a_terminal(*args)
+    assert "injected crash" in screen
+    assert status == 1
+
+
+async def test_the_tui_says_when_its_recording_cannot_be_written() -> None:
+    app = CrawlScopeApp(demo=DemoConfig(pages=40, latency=0.02), record="/dev/full")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.crawl_error is not None, "the crawl to fail")
+        assert app.crawl_error is not None and "cannot write /dev/full" in app.crawl_error
+        crawler = app.crawler
+        assert crawler is not None and crawler.phase is Phase.STOPPED
+        assert crawler.accounting().balanced
+        await pilot.press("q")
+    assert app.return_value == 1

@@ -24,10 +24,11 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.report import write_report
+from crawlscope.engine.politeness import crawl_delay_note
+from crawlscope.engine.report import unreachable_roots, write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase, Snapshot
-from crawlscope.engine.text import printable
+from crawlscope.engine.text import mask_userinfo, printable
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.engine.workers import Worker as CrawlWorker
@@ -61,7 +62,7 @@ FRAMES_PER_SECOND = 15.0
 # taking a seventh of the loop.
 TABLE_EVERY = 2
 TABLE_INTERVAL = 0.2
-# The redirect tree is rebuilt from the whole log, so it is redrawn at most this often.
+# The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
 
 # Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
@@ -163,6 +164,8 @@ class CrawlScopeApp(App[int]):
         self._played_at = 0.0  # monotonic time of the last frame that moved the replay
         self.crawler: Crawler | None = None
         self.crawl_error: str | None = None
+        # (root, why) for each root, when the crawl ended with none of them reached.
+        self.unreachable: list[tuple[str, str]] = []
         self.frames = 0  # timer ticks so far: what "within N frames" counts
         self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per _tick
         self.site = ""
@@ -170,7 +173,7 @@ class CrawlScopeApp(App[int]):
         self._history = History()
         self._crawl_worker: Worker[None] | None = None
         self._quitting = False
-        self._chains_version = -1
+        self._chains_version: tuple[int, int] | None = None
         self._chains_at = 0.0
         self._bindings_state: tuple[object, ...] = ()
         self._layout_key: tuple[int, int] = (0, 0)
@@ -268,7 +271,7 @@ class CrawlScopeApp(App[int]):
                     roots = (server.url,)
                     self.site = "demo site" if self.reproducible else f"demo site {server.url}"
                 else:
-                    self.site = " ".join(roots)
+                    self.site = " ".join(mask_userinfo(root) for root in roots)
                 crawler = Crawler(self.make_config(roots))
                 crawler.slowmo = self._slowmo
                 if self.record:
@@ -281,6 +284,18 @@ class CrawlScopeApp(App[int]):
                 self._table.origin = self._recent.origin = self._tree.origin = origin
                 self.crawler = crawler
                 await crawler.crawl()
+                self.unreachable = unreachable_roots(crawler)
+                for root, why in self.unreachable:
+                    # Whole, where the status line may have to cut it; literal, not markup.
+                    self.notify(
+                        printable(f"{root}: {why}"),
+                        title="cannot reach the site",
+                        severity="error",
+                        timeout=30,
+                        markup=False,
+                    )
+                if crawler.faults:
+                    raise crawler.faults[0]  # why it stopped: a listener failed, say --record's
         except Exception as exc:
             # The screen stays up with the message; the exit status says it failed.
             self.crawl_error = printable(f"{type(exc).__name__}: {exc}", 200)
@@ -353,12 +368,14 @@ class CrawlScopeApp(App[int]):
         )
         recent = crawler.recent
         self._recent.show(reversed(recent), recent[-1] if recent else None)
-        if snap.redirect_version != self._chains_version and (
+        # A chain's end also moves with no new hop: when its last URL is fetched.
+        chains_version = (snap.redirect_version, finished + a.filtered + a.unfetched)
+        if chains_version != self._chains_version and (
             snap.t - self._chains_at >= CHAINS_EVERY or over
         ):
-            self._chains_version = snap.redirect_version
+            self._chains_version = chains_version
             self._chains_at = snap.t
-            self._tree.show(crawler.chains())
+            self._tree.show_from(crawler)
         self._status.show(self._status_view(crawler, snap))
         self._refresh_bindings_if_changed(crawler, snap)
 
@@ -366,6 +383,9 @@ class CrawlScopeApp(App[int]):
         note = ""
         if self.crawl_error:
             note = self.crawl_error
+        elif self.unreachable:
+            root, why = self.unreachable[0]
+            note = printable(f"cannot reach {root}: {why}", 300)
         elif self._quitting:
             note = "quitting…"
         if crawler is None or snap is None:
@@ -378,6 +398,7 @@ class CrawlScopeApp(App[int]):
             slowmo=crawler.slowmo,
             site=self.site,
             note=note,
+            delay=crawl_delay_note(crawler),
         )
 
     def _refresh_bindings_if_changed(self, crawler: Source, snap: Snapshot) -> None:
@@ -528,7 +549,7 @@ class CrawlScopeApp(App[int]):
 
     def _moved(self) -> None:
         """After a jump in time: redraw everything now, the chains and sparklines too."""
-        self._chains_version = -1
+        self._chains_version = None
         self._chains_at = float("-inf")
         self._history = History()  # its samples belong to the old stretch of time
         self._played_at = time.monotonic()
@@ -593,7 +614,7 @@ class CrawlScopeApp(App[int]):
         if self._crawl_worker is not None:
             with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await self._crawl_worker.wait()
-        self.exit(1 if self.crawl_error else 0)
+        self.exit(1 if self.crawl_error or self.unreachable else 0)
 
     # ---- after the app closes --------------------------------------------------------
 

@@ -5,32 +5,34 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any
+
+from textual.app import App
 
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.lecture.stages import ENGINES, run_blocking
-from crawlscope.engine.ledger import RecordListener
-from crawlscope.engine.records import JsonlWriter
+from crawlscope.engine.lecture.stages import ENGINES, create
+from crawlscope.engine.records import JsonlWriter, OutputError
 from crawlscope.engine.report import url_line, write_report
 from crawlscope.engine.sites.demo import DemoServer, serve_forever
 from crawlscope.engine.text import printable
-from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
 from .app import DEMO_FOR_THE_EYE, FRAMES_PER_SECOND, CrawlScopeApp
-from .headless import run_headless, unreachable_roots
+from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, run_headless
 from .lecture.app import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
 from .options import (
     add_crawl_options,
     add_demo_options,
-    count,
     crawl_config,
     demo_config,
     seconds,
+    whole_number,
 )
 from .screenshots import shoot_app, take_screenshot
 
@@ -71,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         "site: callbacks, then generator coroutines (n steps, p runs, → next stage, "
         "← previous), then the asyncio TUI.",
     )
-    lecture.add_argument("--max-tasks", type=count(1, 20), default=3, metavar="N",
+    lecture.add_argument("--max-tasks", type=whole_number(1, 20), default=3, metavar="N",
                          help="workers in every stage (default 3)")  # fmt: skip
 
     crawl = sub.add_parser("crawl", help="crawl ROOT... headless; the report goes to stdout")
@@ -193,6 +195,26 @@ async def _crawl_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+    except BrokenPipeError:
+        code = EXIT_CLOSED_PIPE
+    if code == EXIT_CLOSED_PIPE:
+        _drop_stdio()
+    return code
+
+
+def _drop_stdio() -> None:
+    """A reader of stdout or stderr went away: what is left for them goes nowhere, so the
+    interpreter's last flush at exit cannot complain about the closed pipe either."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         # No command: the TUI on the demo site, taking any crawl or demo options given.
@@ -231,42 +253,49 @@ def _crawl(args: argparse.Namespace) -> int:
         return _crawl_blocking(args, config)
 
     async def crawl() -> int:
-        crawler = Crawler(config)
-        recorder = Recorder(crawler, args.record) if args.record else None
-        try:
-            return await run_headless(crawler, args.output, args.verbose, args.quiet)
-        finally:
-            if recorder is not None:
-                recorder.close()
+        return await run_headless(
+            Crawler(config), args.output, args.verbose, args.quiet, record=args.record
+        )
 
     return _run(crawl)
 
 
 def _crawl_blocking(args: argparse.Namespace, config: CrawlConfig) -> int:
     """A lecture engine's crawl: blocking, with the same report and JSON Lines."""
-    listeners: list[RecordListener] = []
+    crawler = create(args.engine, config)
+    assert not isinstance(crawler, Crawler), "the asyncio engine runs in _crawl"
+
+    def stop_soon(_exc: Exception) -> None:
+        # As the asyncio crawler does: a failed listener stops the crawl; from its own
+        # loop, since the middle of the fetch whose record was being kept is no place.
+        crawler.loop.call_soon(crawler.stop)
+
+    crawler.ledger.on_fault = stop_soon
     try:
         writer = JsonlWriter(args.output) if args.output else None
     except OSError as exc:
         return _fail(f"cannot write output: {exc}")
     if writer is not None:
-        listeners.append(writer)
+        crawler.record_listeners.append(writer)
+        crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
     if args.verbose:
-        listeners.append(lambda r: print(url_line(r, Counter()), file=sys.stderr))
+        crawler.record_listeners.append(lambda r: print(url_line(r, Counter()), file=sys.stderr))
     try:
-        crawl = run_blocking(args.engine, config, listeners)
+        crawler.run()
     except KeyboardInterrupt:
         print("crawlscope: interrupted", file=sys.stderr)
         return 130
     finally:
         if writer is not None:
-            writer.close()
+            try:
+                writer.close()
+            except OutputError as exc:
+                crawler.ledger.report_fault(exc)
+    if closed_pipe(crawler):  # type: ignore[arg-type]
+        return EXIT_CLOSED_PIPE
     if not args.quiet:
-        write_report(crawl, sys.stdout)
-    failures = unreachable_roots(crawl)  # type: ignore[arg-type]
-    for root, why in failures:
-        print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=sys.stderr)
-    return 1 if failures else 0
+        write_report(crawler, sys.stdout)
+    return exit_status(crawler, None, sys.stderr)  # type: ignore[arg-type]
 
 
 def _run(make: Callable[[], Coroutine[None, None, int]]) -> int:
@@ -275,6 +304,8 @@ def _run(make: Callable[[], Coroutine[None, None, int]]) -> int:
         return asyncio.run(make())
     except (ConfigError, ValueError) as exc:
         return _fail(str(exc))
+    except BrokenPipeError:
+        return EXIT_CLOSED_PIPE  # the report's reader went away (`| head`)
     except OSError as exc:
         return _fail(f"cannot write output: {exc}")
     except KeyboardInterrupt:
@@ -310,12 +341,22 @@ def _tui(args: argparse.Namespace) -> int:
         return 0
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
-    code = app.run()
+    result = app.run()
     app.write_report(sys.stdout)
     if app.crawl_error:
         print(f"crawlscope: the crawl failed: {app.crawl_error}", file=sys.stderr)
         return 1
-    return code if code is not None else 0
+    for root, why in app.unreachable:  # as `crawlscope crawl` says it
+        print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=sys.stderr)
+    return _app_status(app, result)
+
+
+def _app_status(app: App[Any], result: object = None) -> int:
+    """The exit status of an app back from run(). After an unhandled exception Textual
+    prints the traceback and returns no result, with return_code 1: never a success."""
+    if app.return_code:
+        return app.return_code
+    return result if isinstance(result, int) else 0
 
 
 def _stage(args: argparse.Namespace) -> int:
@@ -360,7 +401,7 @@ def _stage(args: argparse.Namespace) -> int:
     if stage is not None and stage.error:
         print(f"crawlscope: the crawl failed: {stage.error}", file=sys.stderr)
         return 1
-    return 0
+    return _app_status(app)
 
 
 def _lecture(args: argparse.Namespace) -> int:
@@ -372,12 +413,12 @@ def _lecture(args: argparse.Namespace) -> int:
 
     lecture = LectureApp(("callbacks", "generators"), make_config=config, walk=True)
     if lecture.run() != "next":
-        return 1 if lecture.error else 0
+        return 1 if lecture.error else _app_status(lecture)
     # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
     app = CrawlScopeApp(make_config=config, slowmo=0.25, greeting=ASYNCIO_INTRO)
     app.run()
     app.write_report(sys.stdout)
-    return 1 if app.crawl_error else 0
+    return 1 if app.crawl_error else _app_status(app)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -388,8 +429,7 @@ def _replay(args: argparse.Namespace) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the replay needs a terminal")
     app = CrawlScopeApp(replay=replay, replay_name=Path(args.file).name, start_paused=args.paused)
-    code = app.run()
-    return code if code is not None else 0
+    return _app_status(app, app.run())
 
 
 def _demo_site(args: argparse.Namespace) -> int:

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
+import signal
 import sys
+import threading
 from collections import Counter
+from types import FrameType
 from typing import TextIO
 
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.records import JsonlWriter
-from crawlscope.engine.report import url_line, write_report
+from crawlscope.engine.politeness import crawl_delay_note
+from crawlscope.engine.records import JsonlWriter, OutputError, describe_fault
+from crawlscope.engine.report import unreachable_roots, url_line, write_report
 from crawlscope.engine.text import printable
+from crawlscope.engine.trace.recording import Recorder
+
+# The exit status of a process that SIGPIPE ended (128 + 13), as a shell reports it: what
+# Unix tools give when the reader of their output goes away (`| head`).
+EXIT_CLOSED_PIPE = 141
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 
 def progress_line(crawler: Crawler) -> str:
@@ -19,9 +32,10 @@ def progress_line(crawler: Crawler) -> str:
     rate = (a.done + a.failed) / crawler.elapsed if crawler.elapsed else 0.0
     busy = sum(1 for w in crawler.workers.values() if w.url is not None)
     live = sum(1 for w in crawler.workers.values() if w.alive)
+    delay = crawl_delay_note(crawler)
     return (
         f"{crawler.elapsed:7.1f}s  {a.done} done  {a.failed} failed  {a.queued} queued"
-        f"  {busy}/{live} busy  {rate:.0f} pages/s"
+        f"  {busy}/{live} busy  {rate:.0f} pages/s" + (f"  {delay}" if delay else "")
     )
 
 
@@ -30,7 +44,8 @@ async def _show_progress(crawler: Crawler, err: TextIO, every: float = 0.25) -> 
     try:
         while True:
             await asyncio.sleep(every)
-            line = progress_line(crawler)
+            # A line wider than the terminal wraps, and "\r" then redraws only its last row.
+            line = progress_line(crawler)[: shutil.get_terminal_size().columns - 1]
             width = max(width, len(line))
             err.write("\r" + line.ljust(width))
             err.flush()
@@ -39,18 +54,85 @@ async def _show_progress(crawler: Crawler, err: TextIO, every: float = 0.25) -> 
         err.flush()
 
 
-def unreachable_roots(crawler: Crawler) -> list[tuple[str, str]]:
-    """(root, why) for each root, when no root could be reached at all (else empty)."""
-    roots = crawler.config.root_urls
-    if any(root in crawler.done for root in roots):
-        return []
-    reasons = []
-    for root in roots:
-        if root in crawler.failed:
-            reasons.append((root, crawler.failed[root].exception or "no response"))
-        elif "unreachable" in crawler.filtered.get(root, ""):
-            reasons.append((root, crawler.filtered[root]))
-    return reasons if len(reasons) == len(roots) else []
+class StopOnSignals:
+    """SIGINT and SIGTERM stop the crawl gracefully; a second one exits at once.
+
+    Python-level handlers, not the loop's: they run between any two bytecodes, so the
+    second signal acts even while the loop is stuck (a write to a pipe nobody reads, a
+    long report). Once a signal came the quick exit stays armed to the process's end;
+    otherwise the previous handlers come back on leaving. Off the main thread (where
+    handlers cannot be set) it does nothing.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.received: int | None = None  # the first signal's number
+        self._previous: dict[int, object] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __enter__(self) -> StopOnSignals:
+        if threading.current_thread() is threading.main_thread():
+            self._loop = asyncio.get_running_loop()
+            for sig in STOP_SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._first)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.received is None:
+            for sig, handler in self._previous.items():
+                signal.signal(sig, handler)  # type: ignore[arg-type]
+
+    def _first(self, signum: int, _frame: FrameType | None) -> None:
+        self.received = signum
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self._again)
+        # Only the loop may touch the crawl; this may run in the middle of the loop's code.
+        if self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to stop
+                self._loop.call_soon_threadsafe(self.crawler.stop)
+
+    @staticmethod
+    def _again(signum: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):  # stderr may be a closed pipe too
+            os.write(2, b"\ncrawlscope: quitting at once\n")
+        os._exit(128 + signum)
+
+
+Sink = JsonlWriter | Recorder
+
+
+def _open_sinks(crawler: Crawler, output: str | None, record: str | None) -> list[Sink]:
+    """The JSON Lines writer and the recorder asked for, listening; OSError if one
+    cannot be opened (and then none is left open)."""
+    sinks: list[Sink] = []
+    try:
+        if output:
+            writer = JsonlWriter(output)
+            sinks.append(writer)
+            crawler.record_listeners.append(writer)
+            crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
+        if record:
+            sinks.append(Recorder(crawler, record))
+    except OSError:
+        _close_sinks(crawler, sinks)
+        raise
+    return sinks
+
+
+def _close_sinks(crawler: Crawler, sinks: list[Sink]) -> None:
+    for sink in sinks:
+        try:
+            sink.close()
+        except OutputError as exc:  # the last lines would not go: a fault like any other
+            crawler.ledger.report_fault(exc)
+
+
+def closed_pipe(crawler: Crawler) -> bool:
+    """Whether a reader of an output went away (`| head`): an end to take quietly."""
+    return any(
+        isinstance(f, BrokenPipeError) or (isinstance(f, OutputError) and f.closed_pipe)
+        for f in crawler.faults
+    )
 
 
 async def run_headless(
@@ -60,29 +142,47 @@ async def run_headless(
     quiet: bool = False,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
+    record: str | None = None,
 ) -> int:
-    """Crawl, print the report; the exit status: 0 when the crawl ran to its end."""
-    writer = JsonlWriter(output) if output else None
-    if writer is not None:
-        crawler.record_listeners.append(writer)
+    """Crawl to the end or to a stop, then print the report; the exit status.
+
+    0: the crawl ran to its end (failed pages included). 1: no root could be reached, or
+    an output failed (the crawl stops, and says which file and why). 130 / 143:
+    SIGINT / SIGTERM stopped it (what finished is in the outputs and the report).
+    EXIT_CLOSED_PIPE: a reader of an output went away; the process ends quietly.
+    """
+    sinks = _open_sinks(crawler, output, record)
     if verbose:
         # url_line tallies categories as it goes; a verbose line has no use for the tally.
         crawler.record_listeners.append(lambda r: print(url_line(r, Counter()), file=err))
     progress = None
     if not quiet and not verbose and err.isatty():
         progress = asyncio.create_task(_show_progress(crawler, err))
-    try:
-        await crawler.crawl()
-    finally:
-        if progress is not None:
-            progress.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await progress
-        if writer is not None:
-            writer.close()
-    if not quiet:
-        write_report(crawler, out)
+    with StopOnSignals(crawler) as signals:
+        try:
+            await crawler.crawl()
+        finally:
+            if progress is not None:
+                progress.cancel()
+                with contextlib.suppress(asyncio.CancelledError, OSError):
+                    await progress
+            _close_sinks(crawler, sinks)
+        if closed_pipe(crawler):
+            return EXIT_CLOSED_PIPE
+        if not quiet:
+            write_report(crawler, out)
+        return exit_status(crawler, signals.received, err)
+
+
+def exit_status(crawler: Crawler, signum: int | None, err: TextIO) -> int:
+    """Say what went wrong, one line each, and give the status it earns."""
+    faults = list(dict.fromkeys(describe_fault(f) for f in crawler.faults))
+    for line in faults:
+        print(f"crawlscope: {printable(line)}", file=err)
+    if signum is not None:
+        print(f"crawlscope: {SIGNAL_WORDS.get(signum, 'stopped')}", file=err)
+        return 128 + signum
     failures = unreachable_roots(crawler)
     for root, why in failures:
         print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=err)
-    return 1 if failures else 0
+    return 1 if failures or faults else 0

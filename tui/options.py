@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
 from crawlscope.engine.sites.demo import DemoConfig
 
 
-def count(minimum: int, maximum: int | None = None) -> type[int]:
+def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse type: a whole number from `minimum` (to `maximum`, when given)."""
 
     def parse(text: str) -> int:
@@ -22,8 +24,8 @@ def count(minimum: int, maximum: int | None = None) -> type[int]:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
         return value
 
-    parse.__name__ = "count"
-    return parse  # type: ignore[return-value]
+    parse.__name__ = "whole number"  # argparse names the type in its errors
+    return parse
 
 
 def seconds(text: str) -> float:
@@ -43,34 +45,63 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class Option:
+    """A crawl option that sets one CrawlConfig field, whose default it shows."""
+
+    flags: tuple[str, ...]
+    field: str  # the CrawlConfig field, and the name argparse stores it under
+    parse: Callable[[str], object]
+    metavar: str
+    help: str  # "{default}" stands for the field's default
+
+
+# The chapter's crawl.py spells the first three with underscores; both spellings work.
+CRAWL_OPTIONS = (
+    Option(("--max-tasks", "--max_tasks"), "max_tasks", whole_number(1), "N",
+           "worker tasks (default {default})"),
+    Option(("--max-redirect", "--max_redirect"), "max_redirect", whole_number(0), "N",
+           "redirects followed per URL (default {default})"),
+    Option(("--max-tries", "--max_tries"), "max_tries", whole_number(1), "N",
+           "tries per URL on connection errors and timeouts (default {default})"),
+    Option(("--max-pages",), "max_pages", whole_number(0), "N", "stop queueing after N URLs"),
+    Option(("--max-depth",), "max_depth", whole_number(0), "N", "follow links N levels deep"),
+    Option(("--timeout",), "total_timeout", _positive_seconds, "S",
+           "total seconds per request (default {default})"),
+    Option(("--connect-timeout",), "connect_timeout", _positive_seconds, "S",
+           "seconds to connect (default {default})"),
+    Option(("--read-timeout",), "read_timeout", _positive_seconds, "S",
+           "seconds between reads (default {default})"),
+    Option(("--max-size",), "max_size", whole_number(1), "BYTES",
+           "largest body read, after decompression (default {default})"),
+    Option(("--max-links",), "max_links", whole_number(1), "N",
+           "links taken from one page (default {default})"),
+    Option(("--max-url-length",), "max_url_length", whole_number(1), "N",
+           "longer URLs are filtered (default {default})"),
+    Option(("--per-host",), "per_host", whole_number(0), "N",
+           "requests in flight per host, 0 for no limit (default {default})"),
+    Option(("--delay",), "host_delay", seconds, "S",
+           "seconds between requests to one host (robots.txt Crawl-delay wins if larger)"),
+    Option(("--max-crawl-delay",), "max_crawl_delay", seconds, "S",
+           "a robots.txt Crawl-delay larger than this is capped to it; the report, the "
+           "progress line and the TUI say so (default {default})"),
+)  # fmt: skip
+
+
 def add_crawl_options(parser: argparse.ArgumentParser) -> None:
-    d = CrawlConfig(roots=("http://example.com/",))
-    p = parser.add_argument
-    # The chapter's crawl.py spells these with underscores; both spellings work.
-    p(
-        "--max-tasks",
-        "--max_tasks",
-        type=count(1),
-        default=d.max_tasks,
-        metavar="N",
-        help=f"worker tasks (default {d.max_tasks})",
-    )
-    p(
-        "--max-redirect",
-        "--max_redirect",
-        type=count(0),
-        default=d.max_redirect,
-        metavar="N",
-        help=f"redirects followed per URL (default {d.max_redirect})",
-    )
-    p(
-        "--max-tries",
-        "--max_tries",
-        type=count(1),
-        default=d.max_tries,
-        metavar="N",
-        help=f"tries per URL on connection errors and timeouts (default {d.max_tries})",
-    )
+    defaults = CrawlConfig(roots=("http://example.com/",))
+    for option in CRAWL_OPTIONS:
+        default = getattr(defaults, option.field)
+        shown = f"{default:g}" if isinstance(default, float) else default
+        parser.add_argument(
+            *option.flags,
+            dest=option.field,
+            type=option.parse,
+            default=default,
+            metavar=option.metavar,
+            help=option.help.format(default=shown),
+        )
+    # The options that are not one field each: a choice of two, a list, a switch, text.
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
         "--strict",
@@ -83,90 +114,20 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "--lenient",
         dest="strict",
         action="store_false",
-        help="allow any host sharing the roots' last two labels",
+        help="allow any host of a root's registrable domain, by the Public Suffix List "
+        "(for www.example.co.uk: example.co.uk and its subdomains, not other .co.uk sites; "
+        "for alice.github.io: only alice.github.io and below), on any port; an IP address "
+        "or a single-label host such as localhost admits only itself",
     )
-    p(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="skip URLs matching this regex (repeatable)",
-    )
-    p("--max-pages", type=count(0), default=0, metavar="N", help="stop queueing after N URLs")
-    p("--max-depth", type=count(0), default=0, metavar="N", help="follow links N levels deep")
-    p(
-        "--timeout",
-        type=_positive_seconds,
-        default=d.total_timeout,
-        metavar="S",
-        help=f"total seconds per request (default {d.total_timeout:g})",
-    )
-    p(
-        "--connect-timeout",
-        type=_positive_seconds,
-        default=d.connect_timeout,
-        metavar="S",
-        help=f"seconds to connect (default {d.connect_timeout:g})",
-    )
-    p(
-        "--read-timeout",
-        type=_positive_seconds,
-        default=d.read_timeout,
-        metavar="S",
-        help=f"seconds between reads (default {d.read_timeout:g})",
-    )
-    p(
-        "--max-size",
-        type=count(1),
-        default=d.max_size,
-        metavar="BYTES",
-        help=f"largest body read, after decompression (default {d.max_size})",
-    )
-    p(
-        "--max-links",
-        type=count(1),
-        default=d.max_links,
-        metavar="N",
-        help=f"links taken from one page (default {d.max_links})",
-    )
-    p(
-        "--max-url-length",
-        type=count(1),
-        default=d.max_url_length,
-        metavar="N",
-        help=f"longer URLs are filtered (default {d.max_url_length})",
-    )
-    p(
-        "--ignore-robots",
-        dest="obey_robots",
-        action="store_false",
-        help="do not fetch or obey robots.txt (it is obeyed by default)",
-    )
-    p(
-        "--per-host",
-        type=count(0),
-        default=d.per_host,
-        metavar="N",
-        help=f"requests in flight per host, 0 for no limit (default {d.per_host})",
-    )
-    p(
-        "--delay",
-        type=seconds,
-        default=d.host_delay,
-        metavar="S",
-        help="seconds between requests to one host (robots.txt Crawl-delay wins if larger)",
-    )
-    p(
-        "--user-agent",
-        default=None,
-        metavar="TEXT",
-        help=f"User-Agent (default {DEFAULT_USER_AGENT})",
-    )
-    p(
-        "--contact",
-        metavar="EMAIL|URL",
-        help="how a site owner can reach you, added to the User-Agent",
-    )
+    p = parser.add_argument
+    p("--exclude", action="append", default=[], metavar="REGEX",
+      help="skip URLs matching this regex (repeatable)")  # fmt: skip
+    p("--ignore-robots", dest="obey_robots", action="store_false",
+      help="do not fetch or obey robots.txt (it is obeyed by default)")  # fmt: skip
+    p("--user-agent", default=None, metavar="TEXT",
+      help=f"User-Agent (default {DEFAULT_USER_AGENT})")  # fmt: skip
+    p("--contact", metavar="EMAIL|URL",
+      help="how a site owner can reach you, added to the User-Agent")  # fmt: skip
     p("--output", "-o", metavar="FILE", help="write one JSON line per fetch to FILE")
 
 
@@ -179,14 +140,14 @@ def add_demo_options(
     p = parser.add_argument
     p(
         f"--{prefix}pages",
-        type=count(1),
+        type=whole_number(1),
         default=d.pages,
         metavar="N",
         help=f"pages on the demo site (default {d.pages})",
     )
     p(
         f"--{prefix}links",
-        type=count(0),
+        type=whole_number(0),
         default=d.links_per_page,
         metavar="N",
         help=f"links per demo page (default {d.links_per_page})",
@@ -224,23 +185,11 @@ def crawl_config(args: argparse.Namespace, roots: list[str]) -> CrawlConfig:
     """May raise ConfigError, whose message is for the user."""
     return CrawlConfig(
         roots=tuple(roots),
-        max_tasks=args.max_tasks,
-        max_redirect=args.max_redirect,
-        max_tries=args.max_tries,
+        **{option.field: getattr(args, option.field) for option in CRAWL_OPTIONS},
         strict=args.strict,
         exclude=tuple(args.exclude),
-        max_pages=args.max_pages,
-        max_depth=args.max_depth,
-        total_timeout=args.timeout,
-        connect_timeout=args.connect_timeout,
-        read_timeout=args.read_timeout,
-        user_agent=user_agent(args.user_agent, args.contact),
-        max_size=args.max_size,
-        max_links=args.max_links,
-        max_url_length=args.max_url_length,
         obey_robots=args.obey_robots,
-        per_host=args.per_host,
-        host_delay=args.delay,
+        user_agent=user_agent(args.user_agent, args.contact),
     )
 
 

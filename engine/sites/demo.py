@@ -25,6 +25,7 @@ from types import TracebackType
 from aiohttp import web
 
 from .hostile import add_hostile_routes
+from .hostile_robots import origin_lines
 
 __all__ = [
     "CONCURRENCY",
@@ -584,10 +585,21 @@ class DemoServer:
         await self.close()
 
 
+def _print_now(line: str) -> None:
+    print(line, flush=True)
+
+
 async def serve_forever(
-    config: DemoConfig, host: str, port: int, announce: Callable[[str], None]
+    config: DemoConfig,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    tell: Callable[[str], None] = _print_now,
 ) -> None:
-    """Serve the demo site until cancelled; `announce(url)` is called once listening."""
+    """Serve the demo site until cancelled; `announce(url)` is called once listening, then
+    `tell(line)` for each server of its own a hostile case runs (its URL, what it shows)."""
     async with DemoServer(config, host, port) as server:
         announce(server.url)
+        for line in origin_lines(server.app):
+            tell(line)
         await asyncio.Event().wait()

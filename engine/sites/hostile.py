@@ -27,6 +27,12 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from .hostile_comb import COMB_CASES, comb_routes
+from .hostile_conn import CONN_CASES, conn_routes
+from .hostile_dense import DENSE_CASES, dense_routes
+from .hostile_http import HTTP_CASES, http_routes
+from .hostile_robots import ROBOTS_CASES, robots_routes
+
 __all__ = [
     "HOSTILE_CASES",
     "HOSTILE_REQUESTS",
@@ -134,6 +140,11 @@ HOSTILE_CASES: dict[str, str] = {
     "/hostile/text/header": "header values (X-Hostile, the Content-Type's charset) likewise",
     "/hostile/text/redirect": "a Location header likewise (unusable, so it must be reported)",
     "/hostile/text/bad-header": "a header name of markup and ESC: the client's parser rejects it",
+    **ROBOTS_CASES,  # robots.txt cases, on servers of their own (engine/sites/hostile_robots.py)
+    **CONN_CASES,  # kept-alive connection cases and Content-Type: foo (hostile_conn.py)
+    **HTTP_CASES,  # numbers in the status line and framing headers (hostile_http.py)
+    **DENSE_CASES,  # 10 MB pages of nothing but links (hostile_dense.py)
+    **COMB_CASES,  # thousands of redirects into one long chain (hostile_comb.py)
 }
 """path -> one-line description of the case (the /hostile/ index lists them)."""
 
@@ -684,6 +695,11 @@ def add_hostile_routes(app: web.Application) -> None:
         LONG_PREFIX + "{tail}": site.leaf,
     }
     routes.update({path: site.redirect for path in HOSTILE_CASES if "/redirect/" in path})
+    routes.update(robots_routes(app))
+    routes.update(conn_routes(app))
+    routes.update(http_routes(app))
+    routes.update(dense_routes(app))
+    routes.update(comb_routes(app))
     missing = set(HOSTILE_CASES) - set(routes)
     if missing:  # a case added to the table but not wired up would silently 404
         raise RuntimeError(f"hostile cases without a handler: {sorted(missing)}")

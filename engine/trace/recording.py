@@ -10,21 +10,26 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ..crawler import Crawler
-from ..records import FetchRecord
+from ..records import FetchRecord, LineFile
 from ..workers import Worker
 
 FORMAT_VERSION = 1
 
 
 class Recorder:
-    """Attach to a crawler before crawl(); `close()` after it, which writes the end line."""
+    """Attach to a crawler before crawl(); `close()` after it, which writes the end line.
+
+    Lines reach the file within LineFile's FLUSH_AFTER, whole. A write that fails raises
+    OutputError from the listener, once (the crawler's listeners turn that into a fault
+    that stops the crawl); the lines after it are dropped.
+    """
 
     def __init__(self, crawler: Crawler, path: str | Path) -> None:
         self.crawler = crawler
-        self._file: TextIO = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self._file = LineFile(path)
         self._t0: float | None = None
         self._last_phase = ""
         config = asdict(crawler.config)
@@ -54,9 +59,13 @@ class Recorder:
             "held": a.held,
         }
 
+    @property
+    def path(self) -> str:
+        return self._file.path
+
     def _write(self, event: dict[str, Any]) -> None:
         # ensure_ascii: a hostile URL cannot break the line or the terminal that cats it.
-        self._file.write(json.dumps(event, ensure_ascii=True) + "\n")
+        self._file.write_line(json.dumps(event, ensure_ascii=True))
 
     def on_state(self, w: Worker | None) -> None:
         if w is None:
@@ -82,9 +91,17 @@ class Recorder:
         self._write(event)
 
     def close(self) -> None:
+        """Write the end line and close; raises OutputError if a failure is still untold."""
         if self._file.closed:
             return
+        # The file is closing: nothing more to hear.
+        if self.on_state in self.crawler.state_listeners:
+            self.crawler.state_listeners.remove(self.on_state)
+        if self.on_record in self.crawler.record_listeners:
+            self.crawler.record_listeners.remove(self.on_record)
         event: dict[str, Any] = {"t": self._now(), "kind": "end"}
         event.update(self._counts())
-        self._write(event)
-        self._file.close()
+        try:
+            self._write(event)
+        finally:
+            self._file.close()

@@ -9,7 +9,6 @@ checkpoint, so scrubbing stays cheap on long recordings.
 from __future__ import annotations
 
 import bisect
-import json
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd, RedirectLog
 from ..snapshot import Accounting, Phase, Snapshot
 from ..workers import WorkerState, WorkerView
+from .validation import BadEvent, check_event, check_start, parse_line
 
 CHECKPOINT_EVERY = 2000  # events between saved states
 
@@ -72,25 +72,40 @@ class _State:
 
 
 def load_events(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The start line and the timed events of a recording."""
+    """The start line and the timed events of a recording, each checked (validation.py):
+    ReplayError names the first bad line and what is wrong with it."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ReplayError(f"{path} is not a crawlscope recording (not UTF-8 text)") from None
-    events = []
-    for number, line in enumerate(lines, 1):
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            raise ReplayError(f"{path}:{number}: not a JSON line") from None
-        if not isinstance(event, dict) or "kind" not in event:
-            raise ReplayError(f"{path}:{number}: not a crawlscope event")
-        events.append(event)
-    if not events or events[0]["kind"] != "start":
+    # Split at newlines only: str.splitlines() would also cut at characters a JSON string
+    # may hold raw (U+2028, form feed...).
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines:
         raise ReplayError(f"{path} is not a crawlscope recording (no start line)")
-    return events[0], events[1:]
+    try:
+        start = parse_line(lines[0])
+        if not isinstance(start, dict) or "kind" not in start:
+            raise BadEvent("not a crawlscope event")
+        if start["kind"] != "start":
+            raise ReplayError(f"{path} is not a crawlscope recording (no start line)")
+        check_start(start)
+    except BadEvent as exc:
+        raise ReplayError(f"{path}:1: {exc}") from None
+    events: list[dict[str, Any]] = []
+    t = 0.0
+    for number, line in enumerate(lines[1:], 2):
+        try:
+            event = parse_line(line)
+            t = check_event(event, t)
+        except BadEvent as exc:
+            raise ReplayError(f"{path}:{number}: {exc}") from None
+        events.append(event)
+    return start, events
 
 
 class ReplayedCrawl:
@@ -110,6 +125,8 @@ class ReplayedCrawl:
         self._state = _State()
         self._checkpoints: list[_State] = [self._state.copy()]
         self.slowmo = 0.0  # a live crawler has it; a replay ignores it
+        self._log = RedirectLog()  # the first `_log_hops` hops of the recording, as chains
+        self._log_hops = 0
 
     @classmethod
     def load(cls, path: str | Path) -> ReplayedCrawl:
@@ -234,10 +251,21 @@ class ReplayedCrawl:
         )
 
     def chains(self) -> list[Chain]:
-        log = RedirectLog()
-        for source, target, budget_left in self._state.hops:
-            log.add(source, target, budget_left=budget_left)
-        return log.chains(self._outcome)
+        return self._redirects().chains(self._outcome)
+
+    def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
+        return self._redirects().preview(self._outcome, limit, hops)
+
+    def _redirects(self) -> RedirectLog:
+        """The log of the hops so far: added to as time moves on, made again only after a
+        seek back (the hops at any moment are the first so many of the recording's)."""
+        hops = self._state.hops
+        if self._log_hops > len(hops):
+            self._log, self._log_hops = RedirectLog(), 0
+        for source, target, budget_left in hops[self._log_hops :]:
+            self._log.add(source, target, budget_left=budget_left)
+        self._log_hops = len(hops)
+        return self._log
 
     def _outcome(self, url: str) -> tuple[ChainEnd, int | None]:
         if url in self._state.done:

@@ -30,6 +30,7 @@ class StatusView:
     slowmo: float
     site: str
     note: str = ""  # "quitting…", an error
+    delay: str = ""  # the Crawl-delay that slows the crawl, if a host asked for one
 
 
 class StatusLine(Widget):
@@ -60,6 +61,8 @@ class StatusLine(Widget):
             line.append(f"   slow motion {view.slowmo:g}s per step", "bold magenta")
         if view.note:
             line.append(f"   {view.note}", "bold red")
+        if view.delay:
+            line.append(f"   {view.delay}", "bold yellow")
         line.append("   ")
         line.append_text(crawled(view.site, style="dim underline"))
         return line

@@ -1,0 +1,86 @@
+"""Kept-alive connections that stay in step with their requests.
+
+HTTP/1.1 has no request ids: a client takes the next response on a connection as the
+answer to the request it sent last. A server that writes more than it declared (a body
+that runs past its Content-Length), or writes when nobody asked (a late, unsolicited
+302), puts bytes on a pooled connection that the next request would read as its own
+answer. Two rules keep every answer with the URL it belongs to:
+
+- a pooled connection on which anything has arrived since its last response was read is
+  closed instead of reused (aiohttp checks this when a response is released, but not
+  when it hands the connection out again, by which time more bytes may have come);
+- a protocol error on a reused connection may be the last server's leftovers, so the
+  request is tried once more on a new connection before the error counts (`Attempt`
+  says whether the connection was reused).
+
+A response that arrives while a request is in flight cannot be told from its answer by
+any HTTP/1.1 client; only the bytes that follow it show the connection is out of step,
+and then it is not reused.
+"""
+
+from __future__ import annotations
+
+import select
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import aiohttp
+
+# Errors that can mean "this was not the answer to my request" when they happen on a
+# reused connection: a status line or header that does not parse (aiohttp raises
+# ClientResponseError for it) or a body whose framing broke. Dropped connections
+# (ServerDisconnectedError, ClientOSError) are retried once by aiohttp itself.
+OUT_OF_STEP = (aiohttp.ClientResponseError, aiohttp.ClientPayloadError)
+
+
+@dataclass(slots=True, eq=False)
+class Attempt:
+    """One request, as aiohttp's trace hooks see it (its `trace_request_ctx`)."""
+
+    worker: object  # whoever made the request, for the hooks that report its progress
+    reused: bool = False  # the connection came from the pool rather than a new connect
+
+
+def watch_reuse(trace: aiohttp.TraceConfig) -> None:
+    """Have `trace` note on each request's Attempt whether its connection was reused."""
+    trace.on_connection_reuseconn.append(_reused)
+    # A pooled connection found unfit is closed and a new one made: the last word wins.
+    trace.on_connection_create_end.append(_created)
+
+
+async def _reused(_session: aiohttp.ClientSession, ctx: SimpleNamespace, _params: Any) -> None:
+    if isinstance(ctx.trace_request_ctx, Attempt):
+        ctx.trace_request_ctx.reused = True
+
+
+async def _created(_session: aiohttp.ClientSession, ctx: SimpleNamespace, _params: Any) -> None:
+    if isinstance(ctx.trace_request_ctx, Attempt):
+        ctx.trace_request_ctx.reused = False
+
+
+def in_step(protocol: Any) -> bool:
+    """Whether an idle pooled connection may carry another request: still open, nothing
+    left unread from its last response, and nothing arrived since (not even bytes the
+    event loop has not read off the socket yet)."""
+    if protocol is None or protocol.should_close or not protocol.is_connected():
+        return False
+    sock = protocol.transport.get_extra_info("socket")
+    if sock is None:
+        return True  # not a socket we can ask; aiohttp's own checks above still hold
+    # poll, not select: select cannot watch descriptors numbered 1024 and up.
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    return not poller.poll(0)
+
+
+class InStepConnector(aiohttp.TCPConnector):
+    """A TCPConnector that reuses a pooled connection only while it is `in_step`."""
+
+    async def _get(self, *args: Any, **kwargs: Any) -> Any:
+        # aiohttp's pool lookup (a private method: pinned by tests/test_connections.py).
+        while True:
+            connection = await super()._get(*args, **kwargs)
+            if connection is None or in_step(connection.protocol):
+                return connection
+            connection.close()  # out of step: closed, and the pool is asked again

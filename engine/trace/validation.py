@@ -1,0 +1,176 @@
+"""What each line of a recording must be, checked before a replay trusts any of it.
+
+A recording is a file a user hands us: it may be cut short, edited by hand, or not ours
+at all. Every event is checked on load against the shapes the Recorder writes, so a bad
+line is one clear message naming it, never a crash in the middle of a replay. Kinds this
+version does not know (from a newer recorder) pass with a valid time and are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import MISSING, fields
+from typing import Any, TypeGuard
+
+from ..config import ConfigError, CrawlConfig
+from ..records import FetchRecord
+from ..redirects import ChainEnd
+from ..snapshot import Phase
+from ..text import printable
+from ..workers import WorkerState
+
+COUNT_KEYS = ("unfinished", "seen", "done", "failed", "filtered", "queued", "held", "unfetched")
+
+
+class BadEvent(ValueError):
+    """What is wrong with one line, in words for the user (without the line number)."""
+
+
+def parse_line(line: str) -> Any:
+    """The JSON value of one line; BadEvent if it is not strict JSON."""
+    try:
+        return json.loads(line, parse_constant=_no_constant)
+    except RecursionError:
+        raise BadEvent("JSON nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, and _no_constant's refusal
+        raise BadEvent(f"not a JSON line ({exc})") from None
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def check_start(event: Any) -> CrawlConfig:
+    """The crawl's config from a start line; BadEvent if it is not a good one."""
+    if not isinstance(event, dict) or event.get("kind") != "start":
+        raise BadEvent("not a start line")
+    wall = event.get("wall", 0.0)
+    if not _is_number(wall):
+        raise BadEvent(f"'wall' is not a time: {_show(wall)}")
+    config = event.get("config")
+    if not isinstance(config, dict):
+        raise BadEvent("'config' is missing or not an object")
+    return _config(config)
+
+
+def _config(raw: dict[str, Any]) -> CrawlConfig:
+    raw = dict(raw)
+    roots, exclude = raw.get("roots"), raw.get("exclude", [])
+    for name, value in (("roots", roots), ("exclude", exclude)):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise BadEvent(f"config '{name}' is not a list of strings")
+    raw["roots"], raw["exclude"] = tuple(roots), tuple(exclude)  # type: ignore[arg-type]
+    try:
+        return CrawlConfig(**raw)
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise BadEvent(f"bad config: {printable(str(exc), 200)}") from None
+
+
+def check_event(event: Any, previous_t: float) -> float:
+    """Check one event after the start line; its time, which may not go back."""
+    if not isinstance(event, dict):
+        raise BadEvent("not a crawlscope event (not a JSON object)")
+    kind = event.get("kind")
+    if not isinstance(kind, str):
+        raise BadEvent("not a crawlscope event (no 'kind')")
+    if kind == "start":
+        raise BadEvent("a second start line")
+    t = event.get("t")
+    if not _is_number(t) or t < 0:
+        raise BadEvent(f"'t' is not a time in seconds: {_show(t)}")
+    if t < previous_t:
+        raise BadEvent(f"'t' goes back in time ({t} after {previous_t})")
+    checks = _CHECKS.get(kind)
+    if checks is not None:
+        _check_counts(event)
+        checks(event)
+    return float(t)
+
+
+def _check_counts(event: dict[str, Any]) -> None:
+    if "phase" in event and event["phase"] not in _PHASES:
+        raise BadEvent(f"unknown phase {_show(event['phase'])}")
+    for key in COUNT_KEYS:
+        if key in event and not _is_count(event[key]):
+            raise BadEvent(f"'{key}' is not a count: {_show(event[key])}")
+
+
+def _check_state(event: dict[str, Any]) -> None:
+    if not _is_count(event.get("worker")):
+        raise BadEvent(f"a state event without a worker number: {_show(event.get('worker'))}")
+    if event.get("state") not in _STATES:
+        raise BadEvent(f"unknown worker state {_show(event.get('state'))}")
+    _check_optional(event, "url", (str, type(None)))
+    if "pages" in event and not _is_count(event["pages"]):
+        raise BadEvent(f"'pages' is not a count: {_show(event['pages'])}")
+    _check_optional(event, "paused", (bool,))
+    _check_optional(event, "retiring", (bool,))
+
+
+def _check_fetch(event: dict[str, Any]) -> None:
+    record = event.get("record")
+    if not isinstance(record, dict):
+        raise BadEvent("a fetch event without a record")
+    missing = [name for name in _RECORD_REQUIRED if name not in record]
+    if missing:
+        raise BadEvent(f"a fetch record without {', '.join(missing)}")
+    unknown = [printable(str(name), 40) for name in record if name not in _RECORD_HINTS]
+    if unknown:
+        raise BadEvent(f"a fetch record with unknown fields: {', '.join(unknown)}")
+    for name, value in record.items():
+        if not _fits(value, _RECORD_HINTS[name]):
+            raise BadEvent(f"the fetch record's '{name}' is wrong: {_show(value)}")
+    _check_optional(event, "budget_left", (bool,))
+    if "target" in event and event["target"] not in _ENDS:
+        raise BadEvent(f"unknown redirect target state {_show(event['target'])}")
+
+
+def _check_optional(event: dict[str, Any], key: str, kinds: tuple[type, ...]) -> None:
+    if key in event and type(event[key]) not in kinds:
+        raise BadEvent(f"'{key}' is wrong: {_show(event[key])}")
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a field's type (int, float, str, bool, None, unions)."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return any(_fits(value, arm) for arm in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return _is_number(value)
+    if hint in (int, bool, str):
+        return type(value) is hint
+    return True  # a type this check does not know: left to the replay
+
+
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    # bool is an int to Python, not to a recording; and a huge exponent parses as inf.
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _show(value: Any) -> str:
+    """A value from the file, shown safely and briefly."""
+    return printable(repr(value), 60)
+
+
+_PHASES = frozenset(p.value for p in Phase)
+_STATES = frozenset(s.value for s in WorkerState)
+_ENDS = frozenset(e.value for e in ChainEnd)
+_RECORD_HINTS: dict[str, Any] = typing.get_type_hints(FetchRecord)
+_RECORD_REQUIRED = tuple(
+    f.name for f in fields(FetchRecord) if f.default is MISSING and f.default_factory is MISSING
+)
+_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "state": _check_state,
+    "fetch": _check_fetch,
+    "phase": lambda _event: None,
+    "end": lambda _event: None,
+}
