@@ -93,10 +93,10 @@ async def crawl_headless(url: str, workers: int, lag: bool, per_host: int = 0) -
 
 async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dict[str, Any]:
     from crawlscope.tui.app import CrawlScopeApp
+    from crawlscope.tui.startup import LiveCrawl
 
-    app = CrawlScopeApp(
-        (url,), make_config=lambda roots: engine_config(roots[0], workers, per_host)
-    )
+    live = LiveCrawl((url,), make_config=lambda roots: engine_config(roots[0], workers, per_host))
+    app = CrawlScopeApp(live)
     running = asyncio.create_task(app.run_async(headless=True, size=TUI_SIZE))
     probe = LagProbe()
 
@@ -109,8 +109,8 @@ async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dic
                 raise RuntimeError("the TUI exited before the crawl ended")
             await asyncio.sleep(0.005)
 
-    await until(lambda: app.crawler is not None and app.crawler.phase is Phase.RUNNING)
-    crawler = app.crawler
+    await until(lambda: live.crawler is not None and live.crawler.phase is Phase.RUNNING)
+    crawler = live.crawler
     assert crawler is not None
     if lag:
         probe.start()

@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container, Sequence
 from types import SimpleNamespace
 
 import aiohttp
 
 from .config import CrawlConfig
+from .introspect import suspension_point
 from .ledger import Answer, KeepsBooks, Ledger
 from .links import parse_links
 from .politeness import HostGate, RobotsCache, origin_of
@@ -347,6 +348,9 @@ class Crawler(KeepsBooks):
             if not w.paused:
                 w.go.set()
 
+    def set_slowmo(self, seconds: float) -> None:
+        self.slowmo = seconds
+
     def stop(self) -> None:
         """End the crawl gracefully: crawl() cancels the workers and returns."""
         self._stop.set()
@@ -368,12 +372,15 @@ class Crawler(KeepsBooks):
         held = sum(1 for w in self.workers.values() if w.url is not None)
         return self.ledger.accounting(self.q.qsize(), held)
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
         now = time.monotonic()
         views = tuple(
-            WorkerView(w.id, w.state, w.url, now - w.since, w.pages, w.paused, w.retiring, w.task)
+            WorkerView(
+                w.id, w.state, w.url, now - w.since, w.pages, w.paused, w.retiring, w.alive,
+                str(suspension_point(w.task)) if where_for is None or w.id in where_for else "",
+            )
             for w in self.workers.values()
-        )
+        )  # fmt: skip
         return Snapshot(
             t=now,
             elapsed=self.elapsed,
@@ -383,4 +390,9 @@ class Crawler(KeepsBooks):
             accounting=self.accounting(),
             unfinished=self.unfinished,
             redirect_version=self.redirects.version,
+            paused_all=self.paused_all,
+            slowmo=self.slowmo,
         )
+
+    def recent_fetches(self) -> Sequence[FetchRecord]:
+        return self.ledger.recent

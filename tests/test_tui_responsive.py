@@ -12,6 +12,7 @@ from tui_support import TIMEOUT, config, crawler_of, until
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.status_line import StatusLine
 from crawlscope.tui.widgets.workers_table import WorkersTable
 
@@ -46,7 +47,7 @@ def status(app: CrawlScopeApp) -> str:
 
 async def test_keys_act_within_a_few_frames_while_100_workers_crawl() -> None:
     demo = DemoConfig(pages=20_000, latency=0.01, jitter=0.01)
-    app = CrawlScopeApp(make_config=config(100), demo=demo)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(100), demo=demo))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(

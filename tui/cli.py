@@ -21,7 +21,7 @@ from crawlscope.engine.text import printable
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
-from .app import DEMO_FOR_THE_EYE, FRAMES_PER_SECOND, CrawlScopeApp
+from .app import CrawlScopeApp
 from .headless import run_headless, unreachable_roots
 from .lecture.app import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
 from .options import (
@@ -32,7 +32,9 @@ from .options import (
     demo_config,
     seconds,
 )
+from .screens.panels import FRAMES_PER_SECOND
 from .screenshots import shoot_app, take_screenshot
+from .startup import DEMO_FOR_THE_EYE, LiveCrawl, Recording
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -292,15 +294,15 @@ def _tui(args: argparse.Namespace) -> int:
         demo = demo_config(args)
     except (ConfigError, ValueError) as exc:
         return _fail(str(exc))
-    app = CrawlScopeApp(
-        args.roots,
+    live = LiveCrawl(
+        tuple(args.roots),
         make_config=lambda roots: crawl_config(args, list(roots)),
         demo=demo,
-        start_paused=args.paused,
+        paused=args.paused,
         slowmo=args.slowmo,
-        fps=args.fps,
         record=args.record,
     )
+    app = CrawlScopeApp(live, fps=args.fps)
     if args.screenshot:
         try:
             saved = take_screenshot(app, args.screenshot, args.screenshot_after, args.size)
@@ -374,7 +376,7 @@ def _lecture(args: argparse.Namespace) -> int:
     if lecture.run() != "next":
         return 1 if lecture.error else 0
     # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
-    app = CrawlScopeApp(make_config=config, slowmo=0.25, greeting=ASYNCIO_INTRO)
+    app = CrawlScopeApp(LiveCrawl(make_config=config, slowmo=0.25), greeting=ASYNCIO_INTRO)
     app.run()
     app.write_report(sys.stdout)
     return 1 if app.crawl_error else 0
@@ -387,7 +389,7 @@ def _replay(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the replay needs a terminal")
-    app = CrawlScopeApp(replay=replay, replay_name=Path(args.file).name, start_paused=args.paused)
+    app = CrawlScopeApp(Recording(replay, Path(args.file).name, paused=args.paused))
     code = app.run()
     return code if code is not None else 0
 
