@@ -21,9 +21,8 @@ from typing import Any
 from bench.common import percentile
 from bench.trial import engine_config
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.snapshot import OVER, Phase
 
-OVER = frozenset({Phase.STOPPING, Phase.FINISHED, Phase.STOPPED})
 TUI_SIZE = (160, 48)  # columns, rows: a big terminal window, about 40 worker rows shown
 
 

@@ -25,6 +25,10 @@ class Phase(StrEnum):
     STOPPED = "stopped"  # stop() ended it early
 
 
+# Past steering: the crawl is ending or has ended, and its figures only settle.
+OVER = frozenset({Phase.STOPPING, Phase.FINISHED, Phase.STOPPED})
+
+
 @dataclass(frozen=True, slots=True)
 class Accounting:
     """Where every seen URL is. The parts always add up to `seen`."""

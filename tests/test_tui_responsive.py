@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Callable
 
 from textual import events
@@ -13,6 +11,7 @@ from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
+from crawlscope.tui.waiting import wait_until
 from crawlscope.tui.widgets.status_line import StatusLine
 from crawlscope.tui.widgets.workers_table import WorkersTable
 
@@ -33,11 +32,7 @@ async def frames_until_shown(
     """
     start = app.frames
     app.post_message(events.Key(key, key if len(key) == 1 else None))
-    deadline = time.monotonic() + TIMEOUT
-    while not shown():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for: {what}")
-        await asyncio.sleep(0.005)
+    await wait_until(shown, what, timeout=TIMEOUT, poll=0.005)
     return app.frames - start
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 from textual.geometry import Region
@@ -12,6 +11,7 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
+from crawlscope.tui.waiting import wait_until
 
 # Generous: a loaded two-core CI machine may be many times slower than a laptop.
 TIMEOUT = 60.0
@@ -22,13 +22,11 @@ def config(tasks: int, **options: object) -> Callable[[Sequence[str]], CrawlConf
 
 
 async def until(
-    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float = TIMEOUT
+    pilot: Pilot[int], condition: Callable[[], object], what: str, timeout: float = TIMEOUT
 ) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for: {what} ({describe(pilot.app)})")
-        await pilot.pause(0.02)
+    await wait_until(
+        condition, what, timeout=timeout, pause=pilot.pause, describe=lambda: describe(pilot.app)
+    )
 
 
 def live_crawler(app: CrawlScopeApp) -> Crawler | None:

@@ -19,11 +19,12 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.snapshot import OVER
 from crawlscope.engine.text import printable
 
 from .commands import CrawlCommands
 from .screens.live import LiveScreen
-from .screens.panels import FRAMES_PER_SECOND, OVER, PanelsScreen
+from .screens.panels import FRAMES_PER_SECOND, PanelsScreen
 from .screens.replay import ReplayScreen
 from .startup import LiveCrawl, Recording
 

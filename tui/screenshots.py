@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from .app import CrawlScopeApp
 from .lecture.app import LectureApp
 from .lecture.stage_screen import StageScreen
 from .startup import LiveCrawl, Recording
+from .waiting import wait_until
 
 Steer = Callable[[Pilot[Any], CrawlScopeApp], Awaitable[None]]
 LectureSteer = Callable[[Pilot[Any]], Awaitable[None]]
@@ -60,14 +60,6 @@ def take_screenshot(
     return target
 
 
-async def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the app never reached the state asked for")
-        await asyncio.sleep(0.05)
-
-
 # ---- the README's scenes --------------------------------------------------------------
 
 
@@ -89,20 +81,22 @@ async def _pause_one(p: Pilot[Any], app: CrawlScopeApp) -> None:
     await _select_row(p, 2)
     await p.press("space")
     crawler = _crawler(app)
-    await wait_for(lambda: crawler.workers[2].state is WorkerState.PAUSED)
+    await wait_until(lambda: crawler.workers[2].state is WorkerState.PAUSED, "worker 2 paused")
 
 
 async def _cancel_one(p: Pilot[Any], app: CrawlScopeApp) -> None:
     await _select_row(p, 3)
     await p.press("c")
     crawler = _crawler(app)
-    await wait_for(lambda: crawler.workers[3].state is WorkerState.CANCELLED)
+    await wait_until(
+        lambda: crawler.workers[3].state is WorkerState.CANCELLED, "worker 3 cancelled"
+    )
     await p.press("a")  # a fresh worker takes its place at the bottom
 
 
 async def _show_chains(p: Pilot[Any], app: CrawlScopeApp) -> None:
     crawler = _crawler(app)
-    await wait_for(lambda: crawler.phase is Phase.FINISHED, timeout=60)
+    await wait_until(lambda: crawler.phase is Phase.FINISHED, "the crawl to finish")
     await p.press("tab")  # the redirect tree takes the focus (and its border lights up)
 
 
@@ -165,7 +159,7 @@ def _lecture_config(roots: Sequence[str]) -> CrawlConfig:
 
 async def _steps(p: Pilot[Any], app: LectureApp, count: int, resumed: str = "") -> None:
     """Press n `count` times, then on until a step resumed a task named `resumed`…"""
-    await wait_for(lambda: app.stage is not None)
+    await wait_until(lambda: app.stage is not None, "the stage screen")
     stage = app.stage
     assert stage is not None
     for i in range(count + 40):
@@ -173,7 +167,7 @@ async def _steps(p: Pilot[Any], app: LectureApp, count: int, resumed: str = "") 
             break
         before = stage.steps
         await p.press("n")
-        await wait_for(_stepped(stage, before))
+        await wait_until(_stepped(stage, before), "one step")
 
 
 def _stepped(stage: StageScreen, before: int) -> Callable[[], bool]:

@@ -32,10 +32,10 @@ from crawlscope.engine.lecture.generators import (
     suspension,
 )
 from crawlscope.engine.lecture.stages import create
+from crawlscope.engine.politeness import origin_of
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.text import printable
 
-from ..format import origin_of
 from .narration import Step, narrate
 from .widgets.loop_panel import LoopPanel, LoopView, SlotView
 from .widgets.queue_insides import QueueInsides, QueueInsidesView

@@ -19,10 +19,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer
 
 from crawlscope.engine.observe import ObservedCrawl
-from crawlscope.engine.snapshot import Phase, Snapshot
+from crawlscope.engine.politeness import origin_of
+from crawlscope.engine.snapshot import OVER, Snapshot
 from crawlscope.engine.workers import WorkerState, WorkerView
 
-from ..format import origin_of
 from ..history import History
 from ..keys import Key
 from ..widgets.help_screen import HelpScreen
@@ -49,9 +49,6 @@ CHAINS_EVERY = 0.5
 
 # Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
 BOTTOM_MIN = 11
-
-# Once a crawl is in one of these phases, nothing in it moves any more.
-OVER = frozenset({Phase.STOPPING, Phase.FINISHED, Phase.STOPPED})
 
 
 class PanelsScreen(Screen[None]):
