@@ -76,6 +76,9 @@ class PanelsScreen(Screen[None]):
         self._chains_at = 0.0
         self._bindings_state: tuple[object, ...] = ()
         self._layout_key: tuple[int, int] = (0, 0)
+        # A key can arrive before on_mount has found the widgets; it acts on the source,
+        # and the first frame draws the result.
+        self._widgets_found = False
         # The frame and perf_counter time of the workers table's last timed redraw.
         self._table_frame = -TABLE_EVERY
         self._table_at = float("-inf")
@@ -113,6 +116,7 @@ class PanelsScreen(Screen[None]):
         self._panels = self.query_one("#panels", Container)
         self._footer = self.query_one(Footer)
         self._table.frozen = self._recent.frozen = self.reproducible
+        self._widgets_found = True
         self._show_origin()
         self.set_interval(1 / self.fps, self._tick)
         self._table.focus()
@@ -121,7 +125,7 @@ class PanelsScreen(Screen[None]):
         """Start drawing `source` (now, or once mounted if called before)."""
         self.source = source
         self.site = site
-        if self.is_mounted:
+        if self._widgets_found:
             self._show_origin()
 
     def _show_origin(self) -> None:
@@ -151,6 +155,8 @@ class PanelsScreen(Screen[None]):
         """Move the source on before a frame is drawn (a replay's clock)."""
 
     def redraw(self, table: bool = True) -> None:
+        if not self._widgets_found:
+            return
         source = self.source
         if source is None:
             self._status.show(StatusView(None, None, 0, 0, 0.0, self.site, self.note))
@@ -197,6 +203,8 @@ class PanelsScreen(Screen[None]):
 
     def moved(self) -> None:
         """After a jump in time: redraw everything now, the chains and sparklines too."""
+        if not self._widgets_found:
+            return
         self._chains_version = -1
         self._chains_at = float("-inf")
         self._history = History()  # its samples belong to the old stretch of time

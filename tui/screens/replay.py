@@ -34,18 +34,16 @@ class ReplayScreen(PanelsScreen):
         self.replay = replay
         self.playing = not paused
         self.speed = 1.0
-        self._label = name
         self._played_at = 0.0  # monotonic time of the last frame that moved the replay
+        replay.goto(0)
+        self.observe(replay, f"replay of {name or ' '.join(replay.config.roots)}")
 
     def compose_bar(self) -> ComposeResult:
         yield ReplayBar(id="replay-bar")
 
     def on_mount(self) -> None:
-        super().on_mount()
         self._bar = self.query_one(ReplayBar)
-        replay = self.replay
-        self.observe(replay, f"replay of {self._label or ' '.join(replay.config.roots)}")
-        replay.goto(0)
+        super().on_mount()
         self._played_at = time.monotonic()
 
     def advance(self) -> None:
@@ -62,6 +60,8 @@ class ReplayScreen(PanelsScreen):
         replay.seek(replay.position + elapsed * self.speed)
 
     def redraw(self, table: bool = True) -> None:
+        if not self._widgets_found:
+            return
         r = self.replay
         self._bar.show(
             ReplayView(self.playing, self.speed, r.position, r.duration, r.index, len(r.events))
