@@ -21,9 +21,8 @@ from typing import Any
 from bench.common import percentile
 from bench.trial import engine_config
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.snapshot import OVER, Phase
 
-OVER = frozenset({Phase.STOPPING, Phase.FINISHED, Phase.STOPPED})
 TUI_SIZE = (160, 48)  # columns, rows: a big terminal window, about 40 worker rows shown
 
 
@@ -93,10 +92,10 @@ async def crawl_headless(url: str, workers: int, lag: bool, per_host: int = 0) -
 
 async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dict[str, Any]:
     from crawlscope.tui.app import CrawlScopeApp
+    from crawlscope.tui.startup import LiveCrawl
 
-    app = CrawlScopeApp(
-        (url,), make_config=lambda roots: engine_config(roots[0], workers, per_host)
-    )
+    live = LiveCrawl((url,), make_config=lambda roots: engine_config(roots[0], workers, per_host))
+    app = CrawlScopeApp(live)
     running = asyncio.create_task(app.run_async(headless=True, size=TUI_SIZE))
     probe = LagProbe()
 
@@ -109,8 +108,8 @@ async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dic
                 raise RuntimeError("the TUI exited before the crawl ended")
             await asyncio.sleep(0.005)
 
-    await until(lambda: app.crawler is not None and app.crawler.phase is Phase.RUNNING)
-    crawler = app.crawler
+    await until(lambda: live.crawler is not None and live.crawler.phase is Phase.RUNNING)
+    crawler = live.crawler
     assert crawler is not None
     if lag:
         probe.start()
@@ -118,7 +117,11 @@ async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dic
     await until(lambda: crawler.phase in OVER)
     cpu = time.process_time() - c0
     frames = app.frames - frames0
-    costs = list(app.frame_costs)[costs0:] if len(app.frame_costs) < app.frame_costs.maxlen else []
+    costs = (
+        list(app.frame_costs)[costs0:]
+        if len(app.frame_costs) < (app.frame_costs.maxlen or 0)
+        else []
+    )
     await probe.stop()
     app.exit(0)
     await running

@@ -14,6 +14,7 @@ probe running, and measures the same parse done in a thread and in a process poo
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import re
@@ -98,7 +99,7 @@ async def big_page_holds(body: bytes, url: str, reps: int) -> dict[str, dict[str
             await loop.run_in_executor(executor, _parse_cold, b"<a href=x>", url)
         cases: dict[str, Callable[[], Any]] = {"inline (as today)": inline}
         for name, executor in executors.items():
-            cases[name] = lambda ex=executor: loop.run_in_executor(ex, _parse_cold, body, url)
+            cases[name] = functools.partial(loop.run_in_executor, executor, _parse_cold, body, url)
         for name, call in cases.items():
             walls, holds = [], []
             for _ in range(reps):

@@ -68,7 +68,8 @@ async def _idle_workers(kind: str, n: int) -> dict[str, Any]:
     gc.collect()
     after = rss_bytes()
     waiting = sum(1 for t in tasks if t is not None and not t.done())
-    for t in [*tasks, getattr(warm, "task", warm)]:
+    warm_task = warm if isinstance(warm, asyncio.Task) else warm.task
+    for t in [*tasks, warm_task]:
         if t is not None:
             t.cancel()
     return {"before": before, "after": after, "alive": waiting}

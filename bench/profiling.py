@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -98,7 +98,14 @@ class ProfileSummary:
         }
 
 
-def _walk(frame: Frame, by_category: Counter[str], by_function: Counter[str]) -> None:
+Seconds = defaultdict[str, float]  # name -> seconds of self time
+
+
+def _most_first(seconds: Seconds) -> list[tuple[str, float]]:
+    return sorted(seconds.items(), key=lambda item: item[1], reverse=True)
+
+
+def _walk(frame: Frame, by_category: Seconds, by_function: Seconds) -> None:
     own = frame.total_self_time
     if own > 0 and not frame.is_synthetic:
         by_category[_category(frame)] += own
@@ -130,14 +137,16 @@ def profile(make: Callable[[], Awaitable[object]], top: int = 15) -> ProfileSumm
         asyncio.run(make())  # type: ignore[arg-type]
     finally:
         profiler.stop()
-    root = profiler.last_session.root_frame()
-    by_category: Counter[str] = Counter()
-    by_function: Counter[str] = Counter()
+    session = profiler.last_session
+    assert session is not None, "the profiler recorded nothing"
+    root = session.root_frame()
+    by_category: Seconds = defaultdict(float)
+    by_function: Seconds = defaultdict(float)
     if root is not None:
         _walk(root, by_category, by_function)
     total = sum(by_category.values()) or 1.0
     return ProfileSummary(
         seconds=total,
-        categories={k: v / total for k, v in by_category.most_common()},
-        top=[(k, v / total) for k, v in by_function.most_common(top)],
+        categories={k: v / total for k, v in _most_first(by_category)},
+        top=[(k, v / total) for k, v in _most_first(by_function)[:top]],
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Container, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
@@ -16,9 +17,10 @@ import aiohttp
 
 from .config import CrawlConfig
 from .connections import OUT_OF_STEP, Attempt, InStepConnector, watch_reuse
+from .introspect import suspension_point
 from .ledger import Answer, KeepsBooks, Ledger, Listeners
 from .links import parse_links
-from .politeness import HostGate, RobotsCache, origin_of
+from .politeness import HostGate, RobotsCache, crawl_delay_note, origin_of
 from .records import Fault, FetchRecord, describe_exception, media_type
 from .snapshot import Accounting, Phase, Snapshot
 from .workers import Worker, WorkerState, WorkerView
@@ -144,7 +146,7 @@ class Crawler(KeepsBooks):
             await self._step(attempt.worker, WorkerState.HEADERS)
 
     async def _cancel_workers(self) -> None:
-        tasks = [w.task for w in self.workers.values() if w.alive]
+        tasks = [w.task for w in self.workers.values() if w.task is not None and not w.task.done()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -415,6 +417,9 @@ class Crawler(KeepsBooks):
             if not w.paused:
                 w.go.set()
 
+    def set_slowmo(self, seconds: float) -> None:
+        self.slowmo = seconds
+
     def stop(self) -> None:
         """End the crawl gracefully: crawl() cancels the workers and returns."""
         self._stop.set()
@@ -436,12 +441,15 @@ class Crawler(KeepsBooks):
         held = sum(1 for w in self.workers.values() if w.url is not None)
         return self.ledger.accounting(self.q.qsize(), held)
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
         now = time.monotonic()
         views = tuple(
-            WorkerView(w.id, w.state, w.url, now - w.since, w.pages, w.paused, w.retiring, w.task)
+            WorkerView(
+                w.id, w.state, w.url, now - w.since, w.pages, w.paused, w.retiring, w.alive,
+                str(suspension_point(w.task)) if where_for is None or w.id in where_for else "",
+            )
             for w in self.workers.values()
-        )
+        )  # fmt: skip
         return Snapshot(
             t=now,
             elapsed=self.elapsed,
@@ -451,4 +459,10 @@ class Crawler(KeepsBooks):
             accounting=self.accounting(),
             unfinished=self.unfinished,
             redirect_version=self.redirects.version,
+            paused_all=self.paused_all,
+            slowmo=self.slowmo,
+            crawl_delay=crawl_delay_note(self),
         )
+
+    def recent_fetches(self) -> Sequence[FetchRecord]:
+        return self.ledger.recent

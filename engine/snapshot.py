@@ -1,11 +1,19 @@
-"""The crawl at one instant, copied out for an observer."""
+"""The crawl at one instant, copied out for an observer.
+
+A snapshot is plain data: numbers, strings, enums and tuples of them. Everything a
+screen shows is computed here, when it is sampled, so a snapshot means the same drawn in
+this process, written to a file, or sent to a viewer in another (`to_plain` and
+`from_plain` turn it into JSON-ready dicts and back, unchanged).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from enum import StrEnum
+from typing import Any
 
-from .workers import WorkerView
+from .workers import WorkerState, WorkerView
 
 
 class Phase(StrEnum):
@@ -15,6 +23,10 @@ class Phase(StrEnum):
     STOPPING = "stopping"  # cancelling the workers
     FINISHED = "finished"  # join() returned: nothing left to do
     STOPPED = "stopped"  # stop() ended it early
+
+
+# Past steering: the crawl is ending or has ended, and its figures only settle.
+OVER = frozenset({Phase.STOPPING, Phase.FINISHED, Phase.STOPPED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,4 +64,32 @@ class Snapshot:
     live_workers: int
     accounting: Accounting
     unfinished: int  # the queue's unfinished-task counter that join() waits on
-    redirect_version: int
+    redirect_version: int  # moves whenever a redirect hop is recorded
+    paused_all: bool = False  # the whole crawl was asked to pause
+    slowmo: float = 0.0  # seconds lingered at each state change
+    crawl_delay: str = ""  # the robots.txt Crawl-delay slowing the crawl most, in words
+
+    def to_plain(self) -> dict[str, Any]:
+        """Dicts, lists, strings and numbers only: what json.dumps takes as it is."""
+        return asdict(self)
+
+    @classmethod
+    def from_plain(cls, data: Mapping[str, Any]) -> Snapshot:
+        """The inverse of to_plain; raises KeyError, TypeError or ValueError on data
+        that is not a snapshot."""
+        workers = tuple(
+            WorkerView(**{**view, "state": WorkerState(view["state"])}) for view in data["workers"]
+        )
+        return cls(
+            t=float(data["t"]),
+            elapsed=float(data["elapsed"]),
+            phase=Phase(data["phase"]),
+            workers=workers,
+            live_workers=int(data["live_workers"]),
+            accounting=Accounting(**data["accounting"]),
+            unfinished=int(data["unfinished"]),
+            redirect_version=int(data["redirect_version"]),
+            paused_all=bool(data["paused_all"]),
+            slowmo=float(data["slowmo"]),
+            crawl_delay=str(data["crawl_delay"]),
+        )

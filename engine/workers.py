@@ -49,7 +49,8 @@ class Worker:
 
 @dataclass(frozen=True, slots=True)
 class WorkerView:
-    """A worker as the UI sees it at one instant (no live references but the task)."""
+    """A worker as an observer sees it at one instant: plain data, no live references,
+    so it can be drawn, recorded or sent to another process alike."""
 
     id: int
     state: WorkerState
@@ -58,4 +59,7 @@ class WorkerView:
     pages: int
     paused: bool  # asked to pause (it may still be finishing a fetch)
     retiring: bool  # asked to stop after the fetch in hand
-    task: asyncio.Task[None] | None
+    alive: bool  # its task has not ended
+    # Where its coroutine is suspended ("Queue.get queues.py:158"), read from the task
+    # when the snapshot was taken; "" when the observer did not ask for this worker.
+    suspended_at: str = ""

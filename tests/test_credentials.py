@@ -22,6 +22,7 @@ from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.text import mask_userinfo
 from crawlscope.engine.urls import normalize
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 from helpers import run_cli
 
 SECRET = "TopSecret1"
@@ -104,7 +105,9 @@ async def test_the_password_is_in_no_report_record_or_recording(site: Site, tmp_
 
 async def test_the_password_is_not_on_the_screen(site: Site) -> None:
     root = root_of(site)
-    app = CrawlScopeApp([root], make_config=lambda roots: CrawlConfig(roots=tuple(roots)))
+    app = CrawlScopeApp(
+        LiveCrawl((root,), make_config=lambda roots: CrawlConfig(roots=tuple(roots)))
+    )
     async with app.run_test(size=(200, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")

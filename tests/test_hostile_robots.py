@@ -15,6 +15,7 @@ from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.sites.hostile import HOSTILE_CASES
 from crawlscope.engine.sites.hostile_robots import CASES, INDEX, ROBOTS_ORIGINS
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 from helpers import CLI, run_crawl
 
 
@@ -93,7 +94,7 @@ async def test_the_tui_says_which_host_asked_for_what_crawl_delay() -> None:
     async with DemoServer(DemoConfig(hostile=True)) as server:
         root = server.app[ROBOTS_ORIGINS]["crawl-delay"]
         origin = root.rstrip("/")
-        app = CrawlScopeApp([root], make_config=config(2, max_crawl_delay=0.05))
+        app = CrawlScopeApp(LiveCrawl((root,), make_config=config(2, max_crawl_delay=0.05)))
         async with app.run_test(size=(160, 30)) as pilot:
             crawler = await crawler_of(pilot)
             await until(pilot, lambda: bool(crawler.robots.crawl_delays), "robots.txt read")

@@ -28,6 +28,7 @@ from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.redirect_tree import MAX_CHAINS, MAX_HOPS, RedirectTree
 from helpers import Handler, assert_accounted, html
 
@@ -245,7 +246,7 @@ async def test_the_tui_crawls_the_comb_to_the_end_and_draws_what_it_can_show() -
             redraws += 1
             show(tree, chains, total)
 
-        app = CrawlScopeApp([base + COMB], make_config=config(10, per_host=0))
+        app = CrawlScopeApp(LiveCrawl((base + COMB,), make_config=config(10, per_host=0)))
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(RedirectTree, "show", counted)
             async with app.run_test(size=(160, 50)) as pilot:
@@ -283,7 +284,7 @@ async def test_the_tree_shows_an_end_that_comes_after_the_last_hop(serve: Serve)
         return web.Response(text="the end", content_type="text/html")
 
     root = await serve({"/": html('<a href="/a">a</a>'), "/a": a, "/b": b})
-    app = CrawlScopeApp([root], make_config=config(2))
+    app = CrawlScopeApp(LiveCrawl((root,), make_config=config(2)))
     try:
         async with app.run_test(size=(160, 40)) as pilot:
             crawler = await crawler_of(pilot)

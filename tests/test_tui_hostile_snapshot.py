@@ -15,6 +15,7 @@ from tui_support import config, crawler_of, frames, until
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 
 # The demo site's own special routes plus the hostile text cases; the slow and huge
 # hostile cases are excluded, so one worker finishes in a second or two.
@@ -29,10 +30,13 @@ async def finished(pilot: Pilot[int]) -> None:
 
 
 def test_hostile_text_is_shown_literally(snap_compare: Callable[..., bool]) -> None:
-    app = CrawlScopeApp(
+    live = LiveCrawl(
         make_config=config(1, exclude=ONLY_TEXT, max_tries=1, total_timeout=5),
         demo=DemoConfig(pages=2, hostile=True),
-        start_paused=True,
+        paused=True,
+    )
+    app = CrawlScopeApp(
+        live,
         reproducible=True,
     )
     assert snap_compare(app, terminal_size=(160, 50), run_before=finished)

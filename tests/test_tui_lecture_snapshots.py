@@ -20,6 +20,7 @@ from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.lecture.app import LectureApp
+from crawlscope.tui.startup import Recording
 
 RECORDING = Path(__file__).parent / "data" / "demo-crawl.jsonl"
 DEMO = DemoConfig(pages=24, links_per_page=4, seed=3)
@@ -59,9 +60,7 @@ def test_stage_1_in_step_mode(snap_compare: Compare) -> None:
 
 
 def test_a_replay_paused_part_way(snap_compare: Compare) -> None:
-    app = CrawlScopeApp(
-        replay=ReplayedCrawl.load(RECORDING), replay_name=RECORDING.name, start_paused=True
-    )
+    app = CrawlScopeApp(Recording(ReplayedCrawl.load(RECORDING), RECORDING.name, paused=True))
 
     async def run_before(pilot: Pilot[int]) -> None:
         await pilot.press("pagedown", "pagedown", "pagedown", "pagedown", "full_stop")

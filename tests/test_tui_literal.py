@@ -17,6 +17,7 @@ from crawlscope.engine.text import printable
 from crawlscope.engine.workers import WorkerState, WorkerView
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.format import short_url
+from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.recent_fetches import RecentFetches
 from crawlscope.tui.widgets.redirect_tree import RedirectTree
 from crawlscope.tui.widgets.status_line import StatusLine, StatusView
@@ -41,7 +42,7 @@ async def test_markup_and_escapes_in_crawled_urls_render_literally(serve: Serve)
         f' <a href="/red{ANSI}text">c</a> <a href="/r">d</a>'
     )
     root = await serve({"/": html(page), "/r": redirect, "/{tail:.*}": html("leaf")})
-    app = CrawlScopeApp([root], make_config=config(2))
+    app = CrawlScopeApp(LiveCrawl((root,), make_config=config(2)))
     # Wide, so that the whole exception line fits in the recent-fetches panel.
     async with app.run_test(size=(300, 40)) as pilot:
         crawler = await crawler_of(pilot)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import io
 
-from tui_support import config, crawler_of, frames, screen_text, until
+from tui_support import config, crawler_of, frames, live_crawler, screen_text, until
 
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.help_screen import HelpScreen
 from crawlscope.tui.widgets.workers_table import WorkersTable
 from helpers import assert_accounted, outcomes, run_crawl
@@ -20,12 +21,13 @@ SLOW = DemoConfig(pages=300, latency=0.05, jitter=0.02)
 
 
 def live(app: CrawlScopeApp) -> list[int]:
-    assert app.crawler is not None
-    return [w.id for w in app.crawler.workers.values() if w.alive]
+    crawler = live_crawler(app)
+    assert crawler is not None
+    return [w.id for w in crawler.workers.values() if w.alive]
 
 
 async def test_p_pauses_and_resumes_the_whole_crawl() -> None:
-    app = CrawlScopeApp(make_config=config(5), demo=SLOW)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(5), demo=SLOW))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: len(crawler.done) >= 3, "a few pages")
@@ -50,7 +52,7 @@ async def test_p_pauses_and_resumes_the_whole_crawl() -> None:
 
 
 async def test_space_pauses_and_resumes_the_selected_worker() -> None:
-    app = CrawlScopeApp(make_config=config(4), demo=SLOW)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=SLOW))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: len(app.query_one(WorkersTable).rows) == 4, "four rows")
@@ -72,7 +74,7 @@ async def test_space_pauses_and_resumes_the_selected_worker() -> None:
 
 async def test_cancel_puts_the_url_back_and_loses_nothing() -> None:
     demo = DemoConfig(pages=40, latency=0.15, jitter=0.05)
-    app = CrawlScopeApp(make_config=config(4), demo=demo)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=demo))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: len(app.query_one(WorkersTable).rows) == 4, "four rows")
@@ -90,7 +92,7 @@ async def test_cancel_puts_the_url_back_and_loses_nothing() -> None:
         await frames(pilot, 1)
         assert "cancelled" in screen_text(app)
         # The cancelled worker stays, greyed: its row says what happened to it.
-        assert app.check_action("cancel_worker", ()) is None
+        assert app.panels.check_action("cancel_worker", ()) is None
 
         await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")
         assert_accounted(crawler)
@@ -102,7 +104,7 @@ async def test_cancel_puts_the_url_back_and_loses_nothing() -> None:
 
 
 async def test_a_and_plus_add_workers_and_minus_removes_one() -> None:
-    app = CrawlScopeApp(make_config=config(3), demo=SLOW)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(3), demo=SLOW))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: len(live(app)) == 3, "three workers")
@@ -122,7 +124,7 @@ async def test_a_and_plus_add_workers_and_minus_removes_one() -> None:
 
 
 async def test_s_steps_slow_motion_and_shift_s_steps_back() -> None:
-    app = CrawlScopeApp(make_config=config(2), demo=SLOW)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=SLOW))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await pilot.press("s")
@@ -136,7 +138,7 @@ async def test_s_steps_slow_motion_and_shift_s_steps_back() -> None:
 
 
 async def test_q_stops_the_crawl_and_the_report_follows() -> None:
-    app = CrawlScopeApp(make_config=config(4), demo=SLOW)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=SLOW))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: len(crawler.done) >= 3, "a few pages")
@@ -157,7 +159,7 @@ async def test_q_stops_the_crawl_and_the_report_follows() -> None:
 
 
 async def test_controls_disappear_when_the_crawl_is_over() -> None:
-    app = CrawlScopeApp(make_config=config(3), demo=DemoConfig(pages=15))
+    app = CrawlScopeApp(LiveCrawl(make_config=config(3), demo=DemoConfig(pages=15)))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")
@@ -174,7 +176,7 @@ async def test_controls_disappear_when_the_crawl_is_over() -> None:
 
 
 async def test_question_mark_explains_the_states() -> None:
-    app = CrawlScopeApp(make_config=config(2), demo=SLOW, start_paused=True)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=SLOW, paused=True))
     async with app.run_test(size=(120, 40)) as pilot:
         await crawler_of(pilot)
         await pilot.press("question_mark")
@@ -188,7 +190,7 @@ async def test_question_mark_explains_the_states() -> None:
 
 
 async def test_the_command_palette_offers_the_same_actions() -> None:
-    app = CrawlScopeApp(make_config=config(2), demo=SLOW, start_paused=True)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=SLOW, paused=True))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await pilot.press("ctrl+p")

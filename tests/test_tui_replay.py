@@ -24,6 +24,7 @@ from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl, Recording
 from crawlscope.tui.widgets.replay_bar import ReplayBar
 
 
@@ -45,7 +46,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def replay_app(path: Path, paused: bool = True) -> tuple[CrawlScopeApp, ReplayedCrawl]:
     replay = ReplayedCrawl.load(path)
-    return CrawlScopeApp(replay=replay, replay_name=path.name, start_paused=paused), replay
+    return CrawlScopeApp(Recording(replay, path.name, paused=paused)), replay
 
 
 async def test_a_replay_plays_to_the_end_and_stops_there(recording: Path) -> None:
@@ -53,8 +54,8 @@ async def test_a_replay_plays_to_the_end_and_stops_there(recording: Path) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(5):
             await pilot.press("right_square_bracket")
-        assert app.speed == 8.0
-        await until(pilot, lambda: not app.playing, "the replay reaches its end")
+        assert app.panels.speed == 8.0
+        await until(pilot, lambda: not app.panels.playing, "the replay reaches its end")
         assert replay.position == replay.duration and replay.phase is Phase.FINISHED
         await frames(pilot, 2)
         text = screen_text(app)
@@ -66,7 +67,7 @@ async def test_stepping_moves_exactly_one_event(recording: Path) -> None:
     app, replay = replay_app(recording)
     async with app.run_test(size=(120, 40)) as pilot:
         await frames(pilot, 3)
-        assert replay.index == 0 and not app.playing
+        assert replay.index == 0 and not app.panels.playing
         await pilot.press("full_stop")
         assert replay.index == 1
         await pilot.press("right", "right")
@@ -105,27 +106,27 @@ async def test_the_live_controls_are_off_in_a_replay(recording: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await frames(pilot, 1)
         for action in ("pause_all", "pause_worker", "cancel_worker", "add_worker", "slowmo"):
-            assert not app.action_applies(action), action
-        assert app.action_applies("toggle_play")
+            assert not app.panels.action_applies(action), action
+        assert app.panels.action_applies("toggle_play")
         # The slowest speed: at 1x a loaded machine may take the whole (short) recording's
         # length to handle one key, and then the replay has ended, paused, before the check.
         for _ in range(3):
             await pilot.press("left_square_bracket")
-        assert app.speed == 0.25
+        assert app.panels.speed == 0.25
         await pilot.press("p")
-        assert app.playing
+        assert app.panels.playing
         await pilot.press("space")
-        assert not app.playing
+        assert not app.panels.playing
         assert app.query_one(ReplayBar).display
         await pilot.press("q")
     assert app.return_code == 0
 
 
 async def test_a_live_crawl_has_no_transport(recording: Path) -> None:
-    app = CrawlScopeApp(demo=DemoConfig(pages=5))
+    app = CrawlScopeApp(LiveCrawl(demo=DemoConfig(pages=5)))
     async with app.run_test(size=(120, 40)) as pilot:
         await frames(pilot, 1)
-        assert not app.action_applies("toggle_play")
+        assert not app.panels.action_applies("toggle_play")
         assert not app.query(ReplayBar)
 
 
@@ -145,14 +146,15 @@ def test_a_bad_recording_is_a_one_line_error(tmp_path: Path) -> None:
 
 async def test_the_tui_records_what_it_shows(tmp_path: Path) -> None:
     path = tmp_path / "tui.jsonl"
-    app = CrawlScopeApp(demo=DemoConfig(pages=20), record=str(path))
+    live = LiveCrawl(demo=DemoConfig(pages=20), record=str(path))
+    app = CrawlScopeApp(live)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(
             pilot,
-            lambda: app.crawler is not None and app.crawler.phase is Phase.FINISHED,
+            lambda: live.crawler is not None and live.crawler.phase is Phase.FINISHED,
             "the crawl ends",
         )
-        crawler = app.crawler
+        crawler = live.crawler
         assert crawler is not None
         await pilot.press("q")
     replay = ReplayedCrawl.load(path)
@@ -194,12 +196,12 @@ def test_a_bad_line_is_one_line_naming_it_and_exit_2(
 CRASHING_APP = """
 import sys
 from crawlscope.tui import cli
-from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.screens.panels import PanelsScreen
 
 def crash(self):
     raise RuntimeError("injected crash")
 
-CrawlScopeApp._tick = crash
+PanelsScreen._tick = crash
 sys.exit(cli.main(sys.argv[1:]))
 """
 
@@ -246,11 +248,12 @@ def test_a_crash_of_the_tui_exits_non_zero(recording: Path, command: str) -> Non
 
 
 async def test_the_tui_says_when_its_recording_cannot_be_written() -> None:
-    app = CrawlScopeApp(demo=DemoConfig(pages=40, latency=0.02), record="/dev/full")
+    live = LiveCrawl(demo=DemoConfig(pages=40, latency=0.02), record="/dev/full")
+    app = CrawlScopeApp(live)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.crawl_error is not None, "the crawl to fail")
         assert app.crawl_error is not None and "cannot write /dev/full" in app.crawl_error
-        crawler = app.crawler
+        crawler = live.crawler
         assert crawler is not None and crawler.phase is Phase.STOPPED
         assert crawler.accounting().balanced
         await pilot.press("q")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Callable
 
 from textual import events
@@ -12,6 +10,8 @@ from tui_support import TIMEOUT, config, crawler_of, until
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
+from crawlscope.tui.waiting import wait_until
 from crawlscope.tui.widgets.status_line import StatusLine
 from crawlscope.tui.widgets.workers_table import WorkersTable
 
@@ -32,11 +32,7 @@ async def frames_until_shown(
     """
     start = app.frames
     app.post_message(events.Key(key, key if len(key) == 1 else None))
-    deadline = time.monotonic() + TIMEOUT
-    while not shown():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for: {what}")
-        await asyncio.sleep(0.005)
+    await wait_until(shown, what, timeout=TIMEOUT, poll=0.005)
     return app.frames - start
 
 
@@ -46,7 +42,7 @@ def status(app: CrawlScopeApp) -> str:
 
 async def test_keys_act_within_a_few_frames_while_100_workers_crawl() -> None:
     demo = DemoConfig(pages=20_000, latency=0.01, jitter=0.01)
-    app = CrawlScopeApp(make_config=config(100), demo=demo)
+    app = CrawlScopeApp(LiveCrawl(make_config=config(100), demo=demo))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(

@@ -18,6 +18,7 @@ from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 
 DEMO = DemoConfig(pages=24, links_per_page=4, seed=3)
 PAUSE_AFTER = 14  # records: the root, the chapter's redirect cases, some pages
@@ -27,7 +28,9 @@ SETTLE = 10
 
 
 def one_worker_demo() -> CrawlScopeApp:
-    return CrawlScopeApp(make_config=config(1), demo=DEMO, start_paused=True, reproducible=True)
+    return CrawlScopeApp(
+        LiveCrawl(make_config=config(1), demo=DEMO, paused=True), reproducible=True
+    )
 
 
 async def paused_mid_crawl(pilot: Pilot[int]) -> None:

@@ -10,6 +10,7 @@ from crawlscope.engine.politeness import RobotsRules
 from crawlscope.engine.report import unreachable_roots
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 from helpers import run_cli, run_crawl
 
 REFUSED = "Connect call failed"  # what the connection error says, in asyncio's words
@@ -49,7 +50,9 @@ def test_the_reason_follows_the_robots_rules_own_words() -> None:
 
 async def test_the_tui_says_it_and_exits_1(unused_tcp_port: int) -> None:
     root = f"http://127.0.0.1:{unused_tcp_port}/"
-    app = CrawlScopeApp([root], make_config=lambda roots: CrawlConfig(roots=tuple(roots)))
+    app = CrawlScopeApp(
+        LiveCrawl((root,), make_config=lambda roots: CrawlConfig(roots=tuple(roots)))
+    )
     async with app.run_test(size=(200, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 from textual.geometry import Region
@@ -11,6 +10,8 @@ from textual.pilot import Pilot
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
+from crawlscope.tui.waiting import wait_until
 
 # Generous: a loaded two-core CI machine may be many times slower than a laptop.
 TIMEOUT = 60.0
@@ -21,20 +22,23 @@ def config(tasks: int, **options: object) -> Callable[[Sequence[str]], CrawlConf
 
 
 async def until(
-    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float = TIMEOUT
+    pilot: Pilot[int], condition: Callable[[], object], what: str, timeout: float = TIMEOUT
 ) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for: {what} ({describe(pilot.app)})")
-        await pilot.pause(0.02)
+    await wait_until(
+        condition, what, timeout=timeout, pause=pilot.pause, describe=lambda: describe(pilot.app)
+    )
+
+
+def live_crawler(app: CrawlScopeApp) -> Crawler | None:
+    """The crawler behind a live app, once built (tests look inside it; the app does not)."""
+    return app.source.crawler if isinstance(app.source, LiveCrawl) else None
 
 
 def describe(app: object) -> str:
     """The app's crawl in one line, for a failure message."""
     if not isinstance(app, CrawlScopeApp):
         return repr(app)
-    crawler = app.crawler
+    crawler = live_crawler(app)
     if crawler is None:
         return f"no crawler yet; error={app.crawl_error!r}; frames={app.frames}"
     states = [w.state.value for w in crawler.workers.values()]
@@ -46,12 +50,13 @@ async def crawler_of(pilot: Pilot[int]) -> Crawler:
     assert isinstance(app, CrawlScopeApp)
     await until(
         pilot,
-        lambda: app.crawl_error is not None or (app.crawler is not None and app.crawler.t0),
+        lambda: app.crawl_error is not None or bool((c := live_crawler(app)) and c.t0),
         "the crawl to start",
     )
     assert app.crawl_error is None, app.crawl_error
-    assert app.crawler is not None
-    return app.crawler
+    crawler = live_crawler(app)
+    assert crawler is not None
+    return crawler
 
 
 async def frames(pilot: Pilot[int], count: int) -> None:

@@ -23,7 +23,7 @@ from crawlscope.engine.sites.demo import DemoServer, serve_forever
 from crawlscope.engine.text import printable
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
-from .app import DEMO_FOR_THE_EYE, FRAMES_PER_SECOND, CrawlScopeApp
+from .app import CrawlScopeApp
 from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, run_headless
 from .lecture.app import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
 from .options import (
@@ -34,7 +34,9 @@ from .options import (
     seconds,
     whole_number,
 )
+from .screens.panels import FRAMES_PER_SECOND
 from .screenshots import shoot_app, take_screenshot
+from .startup import DEMO_FOR_THE_EYE, LiveCrawl, Recording
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -323,15 +325,15 @@ def _tui(args: argparse.Namespace) -> int:
         demo = demo_config(args)
     except (ConfigError, ValueError) as exc:
         return _fail(str(exc))
-    app = CrawlScopeApp(
-        args.roots,
+    live = LiveCrawl(
+        tuple(args.roots),
         make_config=lambda roots: crawl_config(args, list(roots)),
         demo=demo,
-        start_paused=args.paused,
+        paused=args.paused,
         slowmo=args.slowmo,
-        fps=args.fps,
         record=args.record,
     )
+    app = CrawlScopeApp(live, fps=args.fps)
     if args.screenshot:
         try:
             saved = take_screenshot(app, args.screenshot, args.screenshot_after, args.size)
@@ -415,7 +417,7 @@ def _lecture(args: argparse.Namespace) -> int:
     if lecture.run() != "next":
         return 1 if lecture.error else _app_status(lecture)
     # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
-    app = CrawlScopeApp(make_config=config, slowmo=0.25, greeting=ASYNCIO_INTRO)
+    app = CrawlScopeApp(LiveCrawl(make_config=config, slowmo=0.25), greeting=ASYNCIO_INTRO)
     app.run()
     app.write_report(sys.stdout)
     return 1 if app.crawl_error else _app_status(app)
@@ -428,7 +430,7 @@ def _replay(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the replay needs a terminal")
-    app = CrawlScopeApp(replay=replay, replay_name=Path(args.file).name, start_paused=args.paused)
+    app = CrawlScopeApp(Recording(replay, Path(args.file).name, paused=args.paused))
     return _app_status(app, app.run())
 
 

@@ -6,8 +6,6 @@ wrapped in a rich `Text`, which is never parsed as markup.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from rich.text import Text
 
 from crawlscope.engine.text import printable
@@ -35,12 +33,6 @@ def state_style(state: WorkerState) -> str:
 
 # A dash where a figure would depend on the wall clock (frozen screenshots and tests).
 NO_FIGURE = "-"
-
-
-def origin_of(url: str) -> str:
-    """scheme://host:port of `url`, the part `short_url` leaves out."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 def short_url(url: str, origin: str) -> str:

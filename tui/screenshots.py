@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,11 @@ from crawlscope.engine.workers import WorkerState
 
 from .app import CrawlScopeApp
 from .lecture.app import LectureApp
+from .lecture.stage_screen import StageScreen
+from .startup import LiveCrawl, Recording
+from .waiting import wait_until
 
-Steer = Callable[[Pilot[int], CrawlScopeApp], Awaitable[None]]
+Steer = Callable[[Pilot[Any], CrawlScopeApp], Awaitable[None]]
 LectureSteer = Callable[[Pilot[Any]], Awaitable[None]]
 
 
@@ -46,7 +48,7 @@ def take_screenshot(
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
 
-    async def pilot(p: Pilot[int]) -> None:
+    async def pilot(p: Pilot[Any]) -> None:
         await p.pause(after)
         if steer is not None:
             await steer(p, app)
@@ -58,14 +60,6 @@ def take_screenshot(
     return target
 
 
-async def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the app never reached the state asked for")
-        await asyncio.sleep(0.05)
-
-
 # ---- the README's scenes --------------------------------------------------------------
 
 
@@ -73,64 +67,68 @@ def _config(tasks: int) -> Callable[[Sequence[str]], CrawlConfig]:
     return lambda roots: CrawlConfig(roots=tuple(roots), max_tasks=tasks)
 
 
-async def _select_row(p: Pilot[int], row: int) -> None:
+def _crawler(app: CrawlScopeApp) -> Crawler:
+    assert isinstance(app.source, LiveCrawl) and app.source.crawler is not None
+    return app.source.crawler
+
+
+async def _select_row(p: Pilot[Any], row: int) -> None:
     for _ in range(row):
         await p.press("down")
 
 
-async def _pause_one(p: Pilot[int], app: CrawlScopeApp) -> None:
+async def _pause_one(p: Pilot[Any], app: CrawlScopeApp) -> None:
     await _select_row(p, 2)
     await p.press("space")
-    crawler = app.crawler
-    assert crawler is not None
-    await wait_for(lambda: crawler.workers[2].state is WorkerState.PAUSED)
+    crawler = _crawler(app)
+    await wait_until(lambda: crawler.workers[2].state is WorkerState.PAUSED, "worker 2 paused")
 
 
-async def _cancel_one(p: Pilot[int], app: CrawlScopeApp) -> None:
+async def _cancel_one(p: Pilot[Any], app: CrawlScopeApp) -> None:
     await _select_row(p, 3)
     await p.press("c")
-    crawler = app.crawler
-    assert crawler is not None
-    await wait_for(lambda: crawler.workers[3].state is WorkerState.CANCELLED)
+    crawler = _crawler(app)
+    await wait_until(
+        lambda: crawler.workers[3].state is WorkerState.CANCELLED, "worker 3 cancelled"
+    )
     await p.press("a")  # a fresh worker takes its place at the bottom
 
 
-async def _show_chains(p: Pilot[int], app: CrawlScopeApp) -> None:
-    crawler = app.crawler
-    assert crawler is not None
-    await wait_for(lambda: crawler.phase is Phase.FINISHED, timeout=60)
+async def _show_chains(p: Pilot[Any], app: CrawlScopeApp) -> None:
+    crawler = _crawler(app)
+    await wait_until(lambda: crawler.phase is Phase.FINISHED, "the crawl to finish")
     await p.press("tab")  # the redirect tree takes the focus (and its border lights up)
 
 
 SCENES: dict[str, tuple[Callable[[], CrawlScopeApp], float, tuple[int, int], Steer | None]] = {
     "overview.svg": (
-        lambda: CrawlScopeApp(make_config=_config(12)),
+        lambda: CrawlScopeApp(LiveCrawl(make_config=_config(12))),
         12.0,  # long enough for the sparklines to show a stretch of the minute
         (120, 40),
         None,
     ),
     "paused-worker.svg": (
-        lambda: CrawlScopeApp(make_config=_config(10)),
+        lambda: CrawlScopeApp(LiveCrawl(make_config=_config(10))),
         2.0,
         (120, 40),
         _pause_one,
     ),
     "cancelled-worker.svg": (
-        lambda: CrawlScopeApp(make_config=_config(10)),
+        lambda: CrawlScopeApp(LiveCrawl(make_config=_config(10))),
         2.0,
         (120, 40),
         _cancel_one,
     ),
     "redirect-loop.svg": (
         lambda: CrawlScopeApp(
-            make_config=_config(10), demo=DemoConfig(pages=40, latency=0.02, jitter=0.02)
+            LiveCrawl(make_config=_config(10), demo=DemoConfig(pages=40, latency=0.02, jitter=0.02))
         ),
         0.5,
         (120, 40),
         _show_chains,
     ),
     "narrow-80x24.svg": (
-        lambda: CrawlScopeApp(make_config=_config(10)),
+        lambda: CrawlScopeApp(LiveCrawl(make_config=_config(10))),
         3.0,
         (80, 24),
         None,
@@ -161,7 +159,7 @@ def _lecture_config(roots: Sequence[str]) -> CrawlConfig:
 
 async def _steps(p: Pilot[Any], app: LectureApp, count: int, resumed: str = "") -> None:
     """Press n `count` times, then on until a step resumed a task named `resumed`…"""
-    await wait_for(lambda: app.stage is not None)
+    await wait_until(lambda: app.stage is not None, "the stage screen")
     stage = app.stage
     assert stage is not None
     for i in range(count + 40):
@@ -169,7 +167,11 @@ async def _steps(p: Pilot[Any], app: LectureApp, count: int, resumed: str = "") 
             break
         before = stage.steps
         await p.press("n")
-        await wait_for(lambda b=before: stage.steps > b or stage.over)
+        await wait_until(_stepped(stage, before), "one step")
+
+
+def _stepped(stage: StageScreen, before: int) -> Callable[[], bool]:
+    return lambda: stage.steps > before or stage.over
 
 
 def step_mode_scene(engine: str, count: int, resumed: str = "") -> Callable[[Path], Path]:
@@ -196,7 +198,7 @@ def replay_scene(target: Path) -> Path:
 
         asyncio.run(record())
         replay = ReplayedCrawl.load(recording)
-    app = CrawlScopeApp(replay=replay, replay_name="crawl.jsonl", start_paused=True)
+    app = CrawlScopeApp(Recording(replay, "crawl.jsonl", paused=True))
 
     async def steer(p: Pilot[Any]) -> None:
         await p.press("pagedown", "pagedown", "pagedown", "pagedown", "full_stop")

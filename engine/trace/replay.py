@@ -1,15 +1,17 @@
-"""Play a recorded crawl back: the same observable state as a live Crawler, at any time.
+"""Play a recorded crawl back: the same observed crawl as the live Crawler, at any time.
 
 `ReplayedCrawl.seek(t)` puts the books and the workers where they were `t` seconds into
-the recorded crawl; `snapshot()`, `chains()`, `recent` and `accounting()` then answer as
-the live crawler answered at that moment. Seeking back replays from the nearest
-checkpoint, so scrubbing stays cheap on long recordings.
+the recorded crawl; `snapshot()`, `recent_fetches()` and `chains()` (the ObservedCrawl
+protocol of engine/observe.py) then answer as the live crawler answered at that moment.
+Seeking back replays from the nearest checkpoint, so scrubbing stays cheap on long
+recordings.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import deque
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,6 @@ class ReplayWorker:
     pages: int = 0
     paused: bool = False
     retiring: bool = False
-    task: None = None  # a replay has no live task to inspect
 
     @property
     def alive(self) -> bool:
@@ -124,7 +125,6 @@ class ReplayedCrawl:
         self.position = 0.0
         self._state = _State()
         self._checkpoints: list[_State] = [self._state.copy()]
-        self.slowmo = 0.0  # a live crawler has it; a replay ignores it
         self._log = RedirectLog()  # the first `_log_hops` hops of the recording, as chains
         self._log_hops = 0
 
@@ -223,22 +223,23 @@ class ReplayedCrawl:
     def unfinished(self) -> int:
         return int(self._state.counts.get("unfinished", 0))
 
-    @property
-    def paused_all(self) -> bool:
-        return self.phase is Phase.PAUSED
-
     def accounting(self) -> Accounting:
         c = self._state.counts
         return Accounting(*(int(c.get(k, 0)) for k in _ACCOUNTING))
 
-    def snapshot(self) -> Snapshot:
+    def recent_fetches(self) -> Sequence[FetchRecord]:
+        return self._state.recent
+
+    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
+        # A recording holds no tasks to walk: "suspended at" stays empty.
         now = self.position
         views = tuple(
             WorkerView(
-                w.id, w.state, w.url, max(now - w.since, 0.0), w.pages, w.paused, w.retiring, None
+                w.id, w.state, w.url, max(now - w.since, 0.0), w.pages, w.paused, w.retiring,
+                w.alive,
             )
             for w in self._state.workers.values()
-        )
+        )  # fmt: skip
         return Snapshot(
             t=now,
             elapsed=now,
@@ -248,6 +249,7 @@ class ReplayedCrawl:
             accounting=self.accounting(),
             unfinished=self.unfinished,
             redirect_version=len(self._state.hops),
+            paused_all=self.phase is Phase.PAUSED,
         )
 
     def chains(self) -> list[Chain]:

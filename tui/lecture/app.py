@@ -53,7 +53,8 @@ class LectureApp(App[str]):
 
     TITLE = "crawlscope lecture"
     CSS_PATH = "lecture.tcss"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+    # Textual declares this `ClassVar[...] | None`, which mypy takes for an instance variable.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]  # type: ignore[misc]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right", "stage(1)", "Next stage", key_display="→"),
         Binding("left", "stage(-1)", "Previous", key_display="←"),

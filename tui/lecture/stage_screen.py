@@ -18,7 +18,7 @@ import asyncio
 import re
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -37,10 +37,10 @@ from crawlscope.engine.lecture.stage_generators import (
     suspension,
 )
 from crawlscope.engine.lecture.stages import create
+from crawlscope.engine.politeness import origin_of
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.text import printable
 
-from ..format import origin_of
 from .narration import Step, narrate
 from .widgets.loop_panel import LoopPanel, LoopView, SlotView
 from .widgets.queue_insides import QueueInsides, QueueInsidesView
@@ -127,9 +127,10 @@ class StageScreen(Screen[None]):
             yield Static(Text(self.intro), id="stage-intro")
         with Container(id="stage-panels"):
             if self.engine == "generators":
-                main: TaskChains | LoopPanel = TaskChains(id="stage-main")
-                main.border_title = "tasks: each generator's yield-from chain (figure 5.3)"
-                main.frozen = self.reproducible
+                chains = TaskChains(id="stage-main")
+                chains.border_title = "tasks: each generator's yield-from chain (figure 5.3)"
+                chains.frozen = self.reproducible
+                main: TaskChains | LoopPanel = chains
             else:
                 main = LoopPanel(id="stage-main")
                 main.border_title = "the event loop: registered callbacks and timers"
@@ -344,14 +345,14 @@ class StageScreen(Screen[None]):
 
     def _tasks(self, crawler: GeneratorCrawler) -> tuple[TaskView, ...]:
         resumed = self.recent[-1].task if self.recent else None
-        tasks: list[tuple[Task[object], str, str | None]] = []
+        tasks: list[tuple[Task[Any], str, str | None]] = []
         if crawler.main is not None:
-            tasks.append((crawler.main, crawler.phase.value, None))  # type: ignore[arg-type]
+            tasks.append((crawler.main, crawler.phase.value, None))
         for worker in crawler.workers.values():
             if worker.task is not None:
-                tasks.append((worker.task, worker.state.value, worker.url))  # type: ignore[arg-type]
+                tasks.append((worker.task, worker.state.value, worker.url))
         for task in crawler.robots.values():
-            tasks.append((task, "fetching robots.txt", None))  # type: ignore[arg-type]
+            tasks.append((task, "fetching robots.txt", None))
         views = []
         for task, state, url in tasks:
             if task.done():

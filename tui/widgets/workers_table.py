@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
-from crawlscope.engine.introspect import suspension_point
 from crawlscope.engine.workers import BUSY, WorkerState, WorkerView
 
 from ..format import NO_FIGURE, crawled, duration, short_url, state_style
@@ -18,6 +18,8 @@ _FIXED = (("id", "#", 3), ("state", "state", 10), ("in", "for", 6), ("pages", "p
 _FLEXIBLE = (("where", "suspended at"), ("url", "url"))
 _KEYS = tuple(key for key, *_ in (*_FIXED, *_FLEXIBLE))
 _MIN_WHERE, _MAX_WHERE, _URL_FIRST = 16, 36, 18
+# The line number at the end of "Queue.get queues.py:158".
+_LINE_NUMBER = re.compile(r"(\.py):\d+$")
 
 # One row as plain values, cheap to compare: id, state, state style, in state, pages,
 # where, url. Texts are only built for the cells that changed.
@@ -56,6 +58,11 @@ class WorkersTable(DataTable[Text]):
             return None
         return self._order[self.cursor_row]
 
+    def visible_ids(self) -> set[int]:
+        """The workers whose rows are on screen: the only ones worth a walk of the task."""
+        top = int(self.scroll_y)
+        return set(self._order[top : top + max(self.size.height, 1)])
+
     def show(self, workers: Sequence[WorkerView]) -> None:
         known = self._shown
         views = {view.id: view for view in workers}
@@ -67,10 +74,10 @@ class WorkersTable(DataTable[Text]):
                 self.add_row(*self._cells(values), key=str(view.id))
         top = int(self.scroll_y)
         for worker_id in self._order[top : top + max(self.size.height, 1)]:
-            view = views.get(worker_id)
-            if view is None:
+            shown = views.get(worker_id)
+            if shown is None:
                 continue
-            values = self._values(view)
+            values = self._values(shown)
             old = known[worker_id]
             if values == old:
                 continue
@@ -89,24 +96,23 @@ class WorkersTable(DataTable[Text]):
             style += " underline"
         if view.retiring and state is not WorkerState.STOPPED:
             style += " italic"
-        alive = view.task is not None and not view.task.done()
         return (
             str(view.id),
             state.value,
             style,
             NO_FIGURE if self.frozen else duration(view.in_state),
             str(view.pages),
-            self._where(view) if alive else state.value,
+            self._where(view),
             short_url(view.url, self.origin) if view.url else "",
         )
 
     def _where(self, view: WorkerView) -> str:
-        point = suspension_point(view.task)
-        frame = point.innermost
-        if self.frozen and frame is not None and point.state == "suspended":
+        if not view.alive or not view.suspended_at:
+            return view.state.value  # an ended task, or a source with no tasks to read
+        if self.frozen:
             # Line numbers differ between Python releases; a reproducible screen omits them.
-            return f"{frame.function} {frame.file}"
-        return str(point)
+            return _LINE_NUMBER.sub(r"\1", view.suspended_at)
+        return view.suspended_at
 
     def _cells(self, values: Values) -> tuple[Text, ...]:
         worker_id, state, style, in_state, pages, where, url = values

@@ -1,0 +1,62 @@
+"""The contract between a crawl and whoever watches or steers it.
+
+A viewer depends on these two protocols, never on a class: the live `Crawler` satisfies
+both; a recording played back (`trace.replay.ReplayedCrawl`) satisfies the first only,
+and so will a crawl in another process or a whole cluster, with controls where steering
+is allowed. A source that cannot be steered simply offers no `CrawlControls`, and a
+screen greys out the keys by asking for them, not by checking what class it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+from typing import Protocol
+
+from .config import CrawlConfig
+from .records import FetchRecord
+from .redirects import Chain
+from .snapshot import Snapshot
+
+
+class ObservedCrawl(Protocol):
+    """What every panel reads: one snapshot a frame, the newest fetches, the chains."""
+
+    @property
+    def config(self) -> CrawlConfig: ...
+
+    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
+        """The crawl now. `where_for` names the workers whose "suspended at" to read
+        (None: every worker); reading it costs a walk of the task, so a screen asks only
+        for the rows it shows."""
+        ...
+
+    def recent_fetches(self) -> Sequence[FetchRecord]:
+        """The latest records, oldest first (a bounded window, not the whole crawl)."""
+        ...
+
+    def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
+        """The first `limit` redirect chains, each cut to `hops` hops, and how many chains
+        there are: what a panel can draw, at a cost that does not grow with the crawl."""
+        ...
+
+
+class CrawlControls(Protocol):
+    """Steering a crawl: what the keys p, space, c, a, -, s and q do."""
+
+    def pause_all(self) -> None: ...
+
+    def resume_all(self) -> None: ...
+
+    def pause(self, worker_id: int) -> bool: ...
+
+    def resume(self, worker_id: int) -> bool: ...
+
+    def cancel_worker(self, worker_id: int) -> bool: ...
+
+    def add_worker(self) -> object: ...
+
+    def remove_worker(self, worker_id: int | None = None) -> object: ...
+
+    def set_slowmo(self, seconds: float) -> None: ...
+
+    def stop(self) -> None: ...

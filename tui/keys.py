@@ -1,0 +1,84 @@
+"""Every key of the panels screens, in one table: the footer, the bindings and the command
+palette are all made from it, so they cannot disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding, BindingType
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    keys: str  # Textual key names, comma-separated
+    action: str  # the action it runs, with its arguments
+    label: str  # the footer's word for it
+    command: str = ""  # its title in the command palette ("": not offered there)
+    explain: str = ""  # the palette's line under the title
+    show: bool = True  # in the footer
+    display: str | None = None  # how the footer writes the key
+    # Priority: the key wins over the focused widget's own use of it (the workers
+    # table's arrows, home/end and page keys, in a replay).
+    priority: bool = False
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.keys,
+            self.action,
+            self.label,
+            show=self.show,
+            key_display=self.display,
+            priority=self.priority,
+        )
+
+
+# p and space each have two keys; check_action shows the one that applies, so the footer
+# says "Resume" while paused.
+STEERING = (
+    Key("p", "pause_all", "Pause", "Pause the crawl", "p: every worker stops before its next step"),
+    Key("p", "resume_all", "Resume", "Resume the crawl", "p"),
+    Key("space", "pause_worker", "Pause one", "Pause the selected worker",
+        "space: after the fetch in hand"),
+    Key("space", "resume_worker", "Resume one", "Resume the selected worker", "space"),
+    Key("c", "cancel_worker", "Cancel", "Cancel the selected worker",
+        "c: its URL goes back on the queue"),
+    Key("delete", "cancel_worker", "Cancel", show=False),
+    Key("a", "add_worker", "Add", "Add a worker", "a: one more task looping on q.get()"),
+    Key("plus", "add_worker", "Add", show=False),
+    Key("minus", "remove_worker", "Remove", "Remove a worker",
+        "-: an idle one at once, else after its fetch", display="-"),
+    Key("s", "slowmo(1)", "Slow-mo", "Slow motion: next step", "s: linger at each state change"),
+    Key("S", "slowmo(-1)", "Slow-mo back", "Slow motion: previous step", "S", show=False),
+)  # fmt: skip
+
+TRANSPORT = (
+    Key("p,space", "toggle_play", "Play/Pause", "Play or pause the recording", "p",
+        display="p", priority=True),
+    Key("full_stop,right", "step_event(1)", "Step", "Step one event forward", ".",
+        display=".", priority=True),
+    Key("comma,left", "step_event(-1)", "Back", "Step one event back", ",",
+        display=",", priority=True),
+    Key("right_square_bracket", "speed(1)", "Faster", "Play faster", "]",
+        display="]", priority=True),
+    Key("left_square_bracket", "speed(-1)", "Slower", "Play slower", "[",
+        display="[", priority=True),
+    Key("pagedown", "jump(0.1)", "+10%", "Jump 10% forward", "pgdn", show=False, priority=True),
+    Key("pageup", "jump(-0.1)", "-10%", "Jump 10% back", "pgup", show=False, priority=True),
+    Key("home", "jump_to(0)", "Start", "Go to the start", "home", show=False, priority=True),
+    Key("end", "jump_to(1)", "End", "Go to the end", "end", show=False, priority=True),
+)  # fmt: skip
+
+# q runs the app's quit, which stops a live crawl gracefully before it exits.
+COMMON = (
+    Key("question_mark", "help", "Help", "Show what the states mean", "?", display="?"),
+    Key("q", "app.quit", "Quit", "Quit", "q: stops the crawl gracefully, then the report"),
+)
+
+
+def bindings(*tables: tuple[Key, ...]) -> list[BindingType]:
+    return [key.binding() for table in tables for key in table]
+
+
+def commands(*tables: tuple[Key, ...]) -> list[Key]:
+    """The palette's entries: each titled action once, in table order."""
+    return [key for table in tables for key in table if key.command]

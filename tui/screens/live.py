@@ -1,0 +1,121 @@
+"""A crawl as it runs: the panels, and the keys that steer it where steering is offered."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.binding import BindingType
+
+from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.snapshot import OVER, Snapshot
+
+from ..keys import COMMON, STEERING, Key, bindings
+from .panels import FRAMES_PER_SECOND, PanelsScreen
+
+SLOWMO_STEPS = (0.0, 0.25, 0.5, 1.0)
+STEERING_ACTIONS = frozenset(key.action.split("(")[0] for key in STEERING)
+
+
+class LiveScreen(PanelsScreen):
+    KEYS: ClassVar[tuple[Key, ...]] = (*STEERING, *COMMON)
+    BINDINGS: ClassVar[list[BindingType]] = bindings(STEERING, COMMON)
+
+    def __init__(self, *, fps: float = FRAMES_PER_SECOND, reproducible: bool = False) -> None:
+        super().__init__(fps=fps, reproducible=reproducible)
+        self.controls: CrawlControls | None = None  # None: watch only
+        self.stopping = False  # quitting: the keys that steer are done
+
+    def observe_live(
+        self, source: ObservedCrawl, controls: CrawlControls | None, site: str
+    ) -> None:
+        self.controls = controls
+        self.observe(source, site)
+        self.refresh_bindings()
+
+    def bindings_state(self, snap: Snapshot) -> tuple[object, ...]:
+        return (*super().bindings_state(snap), self.stopping)
+
+    # ---- which keys apply ------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in STEERING_ACTIONS:
+            return True
+        snap = self.snap
+        if self.controls is None or snap is None or self.stopping:
+            # Not yet, no longer, or never possible: greyed out, the pause keys once.
+            return None if action not in ("resume_all", "resume_worker") else False
+        if snap.phase in OVER:
+            return False  # hidden: nothing left to steer
+        if action == "pause_all":
+            return not snap.paused_all
+        if action == "resume_all":
+            return snap.paused_all
+        if action in ("pause_worker", "resume_worker", "cancel_worker"):
+            w = self.selected()
+            paused = w is not None and w.paused
+            if action == "pause_worker" and paused:
+                return False
+            if action == "resume_worker" and not paused:
+                return False
+            if w is None or not w.alive:
+                return None
+            if action == "cancel_worker" and w.retiring:
+                return None
+        if action == "remove_worker" and not any(w.alive and not w.retiring for w in snap.workers):
+            return None
+        return True
+
+    # ---- actions: each asks the controls, then redraws at once -------------------------
+
+    def action_pause_all(self) -> None:
+        if self.controls is not None:
+            self.controls.pause_all()
+            self.redraw()
+
+    def action_resume_all(self) -> None:
+        if self.controls is not None:
+            self.controls.resume_all()
+            self.redraw()
+
+    def action_pause_worker(self) -> None:
+        w = self.selected()
+        if w is not None and self.controls is not None:
+            self.controls.pause(w.id)
+            self.redraw()
+
+    def action_resume_worker(self) -> None:
+        w = self.selected()
+        if w is not None and self.controls is not None:
+            self.controls.resume(w.id)
+            self.redraw()
+
+    def action_cancel_worker(self) -> None:
+        w = self.selected()
+        if w is not None and self.controls is not None:
+            self.controls.cancel_worker(w.id)
+            self.redraw()
+
+    def action_add_worker(self) -> None:
+        if self.controls is not None:
+            self.controls.add_worker()
+            self.redraw()
+
+    def action_remove_worker(self) -> None:
+        if self.controls is not None:
+            self.controls.remove_worker()
+            self.redraw()
+
+    def action_slowmo(self, direction: int = 1) -> None:
+        if self.controls is None or self.snap is None:
+            return
+        current = self.snap.slowmo
+        steps = SLOWMO_STEPS
+        index = min(range(len(steps)), key=lambda i: abs(steps[i] - current))
+        slowmo = steps[(index + direction) % len(steps)]
+        self.controls.set_slowmo(slowmo)
+        self.notify(
+            f"{slowmo:g} s at each state change" if slowmo else "full speed",
+            title="slow motion",
+            timeout=2,
+        )
+        self.redraw()

@@ -1,0 +1,282 @@
+"""The panels every way of watching a crawl shares: status, workers, queue, recent
+fetches and redirect chains, refreshed from an ObservedCrawl at a fixed frame rate.
+
+The screen samples its source on a timer and the source never calls the screen, so the
+cost of a frame follows what is on screen, not how fast the crawl goes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import ClassVar
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer
+
+from crawlscope.engine.observe import ObservedCrawl
+from crawlscope.engine.politeness import origin_of
+from crawlscope.engine.snapshot import OVER, Snapshot
+from crawlscope.engine.workers import WorkerState, WorkerView
+
+from ..history import History
+from ..keys import Key
+from ..widgets.help_screen import HelpScreen
+from ..widgets.queue_panel import QueuePanel, QueueView
+from ..widgets.recent_fetches import RecentFetches
+from ..widgets.redirect_tree import RedirectTree
+from ..widgets.status_line import StatusLine, StatusView
+from ..widgets.workers_table import WorkersTable
+
+FRAMES_PER_SECOND = 15.0
+# The workers table is redrawn every this many frames, and no more often than every
+# TABLE_INTERVAL seconds. DataTable re-renders every visible cell whenever any cell
+# changes, and on a busy crawl something changes every frame (the "for" column at least):
+# at 100 workers one redraw costs 10-15 ms, more than the rest of a frame together, and
+# it holds the loop the crawl runs on. 5 redraws a second still read as motion; a key's
+# effect is drawn at once regardless (the actions redraw everything). The frame count
+# matters when the loop is saturated and frames come late anyway; the interval when
+# they come on time (a crawl waiting on a slow site), where it keeps the table from
+# taking a seventh of the loop.
+TABLE_EVERY = 2
+TABLE_INTERVAL = 0.2
+# The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
+CHAINS_EVERY = 0.5
+
+# Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
+BOTTOM_MIN = 11
+
+
+class PanelsScreen(Screen[None]):
+    """Draws an ObservedCrawl. Subclasses add the keys: steering a live crawl, or
+    moving through a recording."""
+
+    KEYS: ClassVar[tuple[Key, ...]] = ()
+    BINDINGS: ClassVar[list[BindingType]] = []
+
+    def __init__(self, *, fps: float = FRAMES_PER_SECOND, reproducible: bool = False) -> None:
+        """`reproducible` shows dashes for every wall-clock figure and leaves out source
+        line numbers, so that screenshots of one crawl state are identical from run to
+        run (and Python release)."""
+        super().__init__()
+        self.fps = fps
+        self.reproducible = reproducible
+        self.source: ObservedCrawl | None = None
+        self.site = ""  # what is crawled, for the status line
+        self.note = ""  # a word for the status line: an error, "quitting…"
+        self.snap: Snapshot | None = None  # the last frame's
+        self.frames = 0  # timer ticks so far: what "within N frames" counts
+        self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per frame
+        self._history = History()
+        self._chains_version: tuple[int, int] | None = None
+        self._chains_at = 0.0
+        self._bindings_state: tuple[object, ...] = ()
+        self._layout_key: tuple[int, int] = (0, 0)
+        # A key can arrive before on_mount has found the widgets; it acts on the source,
+        # and the first frame draws the result.
+        self._widgets_found = False
+        # The frame and perf_counter time of the workers table's last timed redraw.
+        self._table_frame = -TABLE_EVERY
+        self._table_at = float("-inf")
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Container(id="panels"):
+            workers = WorkersTable(id="workers")
+            workers.border_title = "workers"
+            yield workers
+            queue = QueuePanel(id="queue")
+            queue.border_title = "queue"
+            yield queue
+            recent = RecentFetches(id="recent")
+            recent.border_title = "recent fetches"
+            yield recent
+            chains = RedirectTree(id="redirects")
+            chains.border_title = "redirect chains"
+            yield chains
+        yield from self.compose_bar()
+        yield Footer()
+
+    def compose_bar(self) -> ComposeResult:
+        """A line above the footer, for a subclass that needs one."""
+        yield from ()
+
+    def on_mount(self) -> None:
+        # Looked up once: a frame must not search the DOM, and the timer may fire once
+        # more while the screen is being taken down.
+        self._status = self.query_one(StatusLine)
+        self._table = self.query_one(WorkersTable)
+        self._queue = self.query_one(QueuePanel)
+        self._recent = self.query_one(RecentFetches)
+        self._tree = self.query_one(RedirectTree)
+        self._panels = self.query_one("#panels", Container)
+        self._footer = self.query_one(Footer)
+        self._table.frozen = self._recent.frozen = self.reproducible
+        self._widgets_found = True
+        self._show_origin()
+        self.set_interval(1 / self.fps, self._tick)
+        self._table.focus()
+
+    def observe(self, source: ObservedCrawl, site: str) -> None:
+        """Start drawing `source` (now, or once mounted if called before)."""
+        self.source = source
+        self.site = site
+        if self._widgets_found:
+            self._show_origin()
+
+    def _show_origin(self) -> None:
+        # URLs of the crawl's own site are drawn as paths.
+        if self.source is not None:
+            origin = origin_of(self.source.config.root_urls[0])
+            self._table.origin = self._recent.origin = self._tree.origin = origin
+
+    # ---- a frame ---------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        if not self.app.is_running:
+            return  # shutting down: the widgets are being taken off the screen
+        started = time.perf_counter()
+        self.advance()
+        table = (
+            self.frames - self._table_frame >= TABLE_EVERY
+            and started - self._table_at >= TABLE_INTERVAL
+        )
+        if table:
+            self._table_frame, self._table_at = self.frames, started
+        self.redraw(table=table)
+        self.frames += 1
+        self.frame_costs.append(time.perf_counter() - started)
+
+    def advance(self) -> None:
+        """Move the source on before a frame is drawn (a replay's clock)."""
+
+    def redraw(self, table: bool = True) -> None:
+        if not self._widgets_found:
+            return
+        source = self.source
+        if source is None:
+            self._status.show(StatusView(None, None, 0, 0, 0.0, self.site, self.note))
+            return
+        snap = self.snap = source.snapshot(self._table.visible_ids())
+        if table or snap.phase in OVER:
+            self._table.show(snap.workers)
+            self._fit_workers(self._table.row_count)
+        a = snap.accounting
+        finished = a.done + a.failed
+        over = snap.phase in OVER
+        if not self.reproducible and not over and self._history.feed(snap.t, a.queued, finished):
+            self._queue.show_history(self._history.queue_sizes(), self._history.throughputs())
+        rate: float | None = None
+        if not self.reproducible:
+            if over:
+                rate = finished / snap.elapsed if snap.elapsed else 0.0
+            else:
+                rate = self._history.rate(snap.t, finished)
+        paused = sum(1 for w in snap.workers if w.state is WorkerState.PAUSED)
+        self._queue.show(
+            QueueView(snap.phase, a, snap.unfinished, snap.live_workers, paused, rate, over)
+        )
+        recent = source.recent_fetches()
+        self._recent.show(reversed(recent), recent[-1] if recent else None)
+        # A chain's end also moves with no new hop: when its last URL is fetched.
+        chains_version = (snap.redirect_version, finished + a.filtered + a.unfetched)
+        if chains_version != self._chains_version and (
+            snap.t - self._chains_at >= CHAINS_EVERY or over
+        ):
+            self._chains_version = chains_version
+            self._chains_at = snap.t
+            self._tree.show_from(source)
+        self._status.show(
+            StatusView(
+                phase=snap.phase,
+                elapsed=None if self.reproducible else snap.elapsed,
+                live_workers=snap.live_workers,
+                busy_workers=snap.accounting.held,
+                slowmo=snap.slowmo,
+                site=self.site,
+                note=self.note,
+                delay=snap.crawl_delay,
+            )
+        )
+        self._refresh_bindings_if_changed(snap)
+
+    def moved(self) -> None:
+        """After a jump in time: redraw everything now, the chains and sparklines too."""
+        if not self._widgets_found:
+            return
+        self._chains_version = None
+        self._chains_at = float("-inf")
+        self._history = History()  # its samples belong to the old stretch of time
+        self.redraw()
+        self.refresh_bindings()
+
+    def bindings_state(self, snap: Snapshot) -> tuple[object, ...]:
+        """What the keys' applicability depends on; the footer is told when it moves."""
+        selected = self.selected()
+        return (
+            snap.phase,
+            snap.paused_all,
+            self.note,
+            snap.live_workers,
+            selected is not None and selected.alive,
+            selected is not None and selected.paused,
+            selected is not None and selected.retiring,
+            sum(1 for w in snap.workers if w.retiring),
+        )
+
+    def _refresh_bindings_if_changed(self, snap: Snapshot) -> None:
+        # The footer greys out keys that do not apply; it only needs telling when the
+        # answer can have changed, not every frame.
+        state = self.bindings_state(snap)
+        if state != self._bindings_state:
+            self._bindings_state = state
+            self.refresh_bindings()
+
+    def selected(self) -> WorkerView | None:
+        """The highlighted worker as the last frame saw it."""
+        worker_id = self._table.selected_worker
+        if self.snap is None or worker_id is None:
+            return None
+        return next((w for w in self.snap.workers if w.id == worker_id), None)
+
+    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.refresh_bindings()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if not hasattr(self, "_panels"):
+            return  # not mounted yet; on_mount's first frames do the fitting
+        # Every key must fit in the footer at 80 columns, quit and help included.
+        self._footer.compact = event.size.width < 100
+        self._footer.show_command_palette = event.size.width >= 100
+        self._fit_workers(self._table.row_count)
+
+    def _fit_workers(self, rows: int) -> None:
+        """The workers panel is as tall as its rows need, up to what leaves the panels
+        below their minimum; they get the rest."""
+        height = self._panels.size.height
+        if (rows, height) == self._layout_key or not height:
+            return
+        self._layout_key = (rows, height)
+        wanted = rows + 3  # border and header
+        # At most 3/5 of the height (the recent fetches and chains deserve room too),
+        # and never so much that the panels below get less than they need.
+        workers = max(6, min(wanted, height - BOTTOM_MIN, height * 3 // 5))
+        self._panels.styles.grid_rows = f"{workers} 1fr"
+
+    # ---- keys --------------------------------------------------------------------------
+
+    def action_applies(self, action: str) -> bool:
+        """Whether `action` can act now (the command palette offers only these)."""
+        name = action.split("(")[0]
+        if name not in {key.action.split("(")[0] for key in self.KEYS}:
+            return False  # not a key of this screen
+        if name.startswith("app."):
+            return bool(self.app.check_action(name.removeprefix("app."), ()))
+        return bool(self.check_action(name, ()))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())

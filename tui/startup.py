@@ -1,0 +1,85 @@
+"""What the TUI is opened on, and how it starts: a live crawl (serving the demo site first
+when no root is given) or a recording. The command line builds one of these; the app
+only runs it and watches what it yields through the engine's observe protocols."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.report import unreachable_roots, write_report
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.trace.replay import ReplayedCrawl
+
+# The demo site when the TUI opens on it: slow enough that a person sees states change,
+# big enough that the crawl lasts a while.
+DEMO_FOR_THE_EYE = DemoConfig(pages=1000, latency=0.1, jitter=0.2)
+
+ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
+# Told once the crawl is built: what to draw, how to steer it, and the demo site's URL
+# (None when the crawl has roots of its own).
+Started = Callable[[ObservedCrawl, CrawlControls, str | None], None]
+
+
+def default_config(roots: Sequence[str]) -> CrawlConfig:
+    return CrawlConfig(roots=tuple(roots))
+
+
+@dataclass
+class LiveCrawl:
+    """Crawl `roots` (none: the built-in demo site, served in-process) on this loop."""
+
+    roots: tuple[str, ...] = ()
+    make_config: ConfigMaker = default_config  # the config from the roots to crawl
+    demo: DemoConfig = DEMO_FOR_THE_EYE
+    paused: bool = False  # start with the crawl paused
+    slowmo: float = 0.0
+    record: str | None = None  # write the crawl's event trace to this file
+    crawler: Crawler | None = field(default=None, init=False)
+    # (root, why) for each root, when the crawl ended with none of them reached.
+    unreachable: list[tuple[str, str]] = field(default_factory=list, init=False)
+
+    async def run(self, started: Started) -> None:
+        """Serve the demo site if needed, build the crawler, tell `started`, crawl."""
+        async with contextlib.AsyncExitStack() as stack:
+            roots, demo_url = self.roots, None
+            if not roots:
+                server = await stack.enter_async_context(DemoServer(self.demo))
+                roots, demo_url = (server.url,), server.url
+            crawler = Crawler(self.make_config(roots))
+            crawler.set_slowmo(self.slowmo)
+            if self.record:
+                # Closed on the way out however the crawl ends, so the file has its end
+                # line and replays to the last state shown.
+                stack.callback(Recorder(crawler, self.record).close)
+            if self.paused:
+                crawler.pause_all()
+            self.crawler = crawler
+            started(crawler, crawler, demo_url)
+            await crawler.crawl()
+            self.unreachable = unreachable_roots(crawler)
+            if crawler.faults:
+                raise crawler.faults[0]  # why it stopped: a listener failed, say --record's
+
+    def write_report(self, out: TextIO) -> bool:
+        """Print the crawl's report (if it started); True if there was one."""
+        crawler = self.crawler
+        if crawler is None or crawler.t0 is None:
+            return False
+        write_report(crawler, out)
+        return True
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A recording to play instead of a crawl: nothing is fetched, the keys move time."""
+
+    replay: ReplayedCrawl
+    name: str = ""  # how the status line names it (the file's name)
+    paused: bool = False  # open paused at the start
