@@ -1,5 +1,14 @@
 """The crawler: the chapter's queue of (url, max_redirect) pairs and a pool of workers.
 
+The path of one URL, as in the chapter's crawling.py:
+
+    crawl()        put the roots on the queue, start max_tasks workers, await q.join()
+    _work()        each worker: url = await q.get(); _fetch(url); q.task_done()
+    _fetch()       robots.txt may refuse it; _answer() gets the response, with retries;
+                   the ledger follows the redirect or takes the page's links, and the new
+                   pairs go on the queue right here, with q.put_nowait
+    _finish()      the record lands in done or failed, and the URL leaves the worker
+
 Everything a UI needs is plain state on the Crawler and its Workers, updated where the
 work happens; `snapshot()` copies it in one pass. Nothing here knows a UI exists.
 """
@@ -211,19 +220,38 @@ class Crawler(KeepsBooks):
             raise
 
     async def _fetch(self, w: Worker, url: str, max_redirect: int) -> None:
-        assert self.session is not None
         t_start = time.time()
         origin = origin_of(url)
-        crawl_delay = 0.0
-        if self.config.obey_robots:
-            rules = self.robots.known(origin)
-            if rules is None:
-                await self._step(w, WorkerState.ROBOTS)
-                rules = await self.robots.rules(origin)
-            if not rules.allows(url):
-                self._drop(w, url, rules.refusal)
-                return
-            crawl_delay = self.robots.crawl_delay(origin)  # capped, and recorded
+        crawl_delay = await self._robots_allow(w, url, origin)
+        if crawl_delay is None:
+            return  # refused by robots.txt: filtered, not fetched
+        got = await self._answer(w, url, origin, crawl_delay, t_start)
+        if isinstance(got, FetchRecord):
+            self._finish(w, got)  # no answer after max_tries
+            return
+        answer, tries = got
+        if self.ledger.will_parse(answer):
+            await self._step(w, WorkerState.PARSING)
+            answer = await self._parse_big_page(url, answer)
+        self._finish(w, self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start))
+
+    async def _robots_allow(self, w: Worker, url: str, origin: str) -> float | None:
+        """The Crawl-delay to keep if robots.txt allows `url`; None (and filtered) if not."""
+        if not self.config.obey_robots:
+            return 0.0
+        rules = self.robots.known(origin)
+        if rules is None:
+            await self._step(w, WorkerState.ROBOTS)
+            rules = await self.robots.rules(origin)
+        if not rules.allows(url):
+            self._drop(w, url, rules.refusal)
+            return None
+        return self.robots.crawl_delay(origin)  # capped, and recorded
+
+    async def _answer(
+        self, w: Worker, url: str, origin: str, crawl_delay: float, t_start: float
+    ) -> tuple[Answer, int] | FetchRecord:
+        """The server's answer and the tries it took, or the failure after max_tries."""
         tries = 0
         fresh = False  # the next request opens a new connection instead of a pooled one
         while True:
@@ -233,7 +261,6 @@ class Crawler(KeepsBooks):
                 response, body, problem = await self._request(
                     attempt, url, origin, crawl_delay, fresh
                 )
-                break
             except (*RETRYABLE, *OUT_OF_STEP) as exc:
                 if attempt.reused and not fresh and isinstance(exc, OUT_OF_STEP):
                     # Perhaps the bytes of an earlier answer, not this URL's fault: once
@@ -242,35 +269,33 @@ class Crawler(KeepsBooks):
                     tries -= 1
                     continue
                 if not isinstance(exc, RETRYABLE) or tries >= self.config.max_tries:
-                    failure = self.ledger.failure(
-                        url, describe_exception(exc), tries, w.id, t_start
-                    )
-                    self._finish(w, failure)
-                    return
+                    return self.ledger.failure(url, describe_exception(exc), tries, w.id, t_start)
                 await self._step(w, WorkerState.BACKOFF)
                 delay = min(self.config.backoff * 2 ** (tries - 1), self.config.max_backoff)
                 await asyncio.sleep(delay)
+                continue
+            answer = Answer(
+                status=response.status,
+                content_type=media_type(response.headers.get("Content-Type")),
+                charset=response.charset,
+                location=response.headers.get("Location"),
+                body=body,
+                problem=problem,
+            )
+            return answer, tries
 
-        answer = Answer(
-            status=response.status,
-            content_type=media_type(response.headers.get("Content-Type")),
-            charset=response.charset,
-            location=response.headers.get("Location"),
-            body=body,
-            problem=problem,
+    async def _parse_big_page(self, url: str, answer: Answer) -> Answer:
+        """A big page's links, parsed in a thread; a small page is left to the ledger."""
+        if len(answer.body) < PARSE_IN_THREAD_BYTES:
+            return answer
+        # A big page would hold the loop (and every other worker) for tens of ms; in a
+        # thread it holds it for a few (bench/loop_lag.py measures both).
+        if self._parse_pool is None:
+            self._parse_pool = ThreadPoolExecutor(PARSE_THREADS, "crawlscope-parse")
+        parsed = await asyncio.get_running_loop().run_in_executor(
+            self._parse_pool, parse_links, answer.body, url, answer.charset, self.config.max_links
         )
-        if self.ledger.will_parse(answer):
-            await self._step(w, WorkerState.PARSING)
-            if len(body) >= PARSE_IN_THREAD_BYTES:
-                # A big page would hold the loop (and every other worker) for tens of ms;
-                # in a thread it holds it for a few (bench/loop_lag.py measures both).
-                if self._parse_pool is None:
-                    self._parse_pool = ThreadPoolExecutor(PARSE_THREADS, "crawlscope-parse")
-                parsed = await asyncio.get_running_loop().run_in_executor(
-                    self._parse_pool, parse_links, body, url, answer.charset, self.config.max_links
-                )
-                answer = dataclasses.replace(answer, parsed=parsed)
-        self._finish(w, self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start))
+        return dataclasses.replace(answer, parsed=parsed)
 
     async def _request(
         self, attempt: Attempt, url: str, origin: str, crawl_delay: float, fresh: bool = False

@@ -14,14 +14,13 @@ from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import BUSY, WorkerState
+from crawlscope.tui.waiting import wait_until
 from helpers import assert_accounted, expected, outcomes
 
 
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+async def until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
     """Wait until `condition()` holds, checking every few ms; fail after `timeout`."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.002)
+    await wait_until(condition, "the crawl to get there", timeout=timeout, poll=0.002)
 
 
 def start(server: DemoServer, **options: object) -> tuple[Crawler, asyncio.Task[None]]:

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from .origins_page import origins_page
+
 __all__ = [
     "CONN_CASES",
     "CONN_ORIGINS",
@@ -302,21 +304,12 @@ async def _serve_origins(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _index(request: web.Request) -> web.Response:
-    origins = request.app[CONN_ORIGINS]
-    items = "".join(
-        f'<li><a href="{html.escape(origins[case.name])}">{html.escape(case.name)}</a>:'
-        f" {html.escape(case.about)}</li>\n"
-        for case in CASES
-        if case.name in origins
+    return origins_page(
+        "kept-alive connection cases",
+        "Each case owns every request on its connections, so it is a server of its own.",
+        ((case.name, case.about) for case in CASES),
+        request.app[CONN_ORIGINS],
     )
-    text = (
-        "<!DOCTYPE html>\n<html><head><title>kept-alive connection cases</title></head>\n"
-        "<body>\n<h1>kept-alive connection cases</h1>\n<p>Each case owns every request on"
-        " its connections, so it is a server of its own; a crawl in strict scope leaves"
-        " them alone (another port).</p>\n"
-        f"<ul>\n{items}</ul>\n</body></html>\n"
-    )
-    return web.Response(text=text, content_type="text/html", charset="utf-8")
 
 
 async def _type_foo(request: web.Request) -> web.Response:

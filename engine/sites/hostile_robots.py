@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from .origins_page import origins_page
+
 __all__ = [
     "CASES",
     "CRAWL_DELAY_PAGES",
@@ -202,20 +204,12 @@ async def _serve_origins(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _index(request: web.Request) -> web.Response:
-    origins = request.app[ROBOTS_ORIGINS]
-    items = "".join(
-        f'<li><a href="{html.escape(origins[case.name])}">{html.escape(case.name)}</a>:'
-        f" {html.escape(case.about)}</li>\n"
-        for case in CASES
-        if case.name in origins
+    return origins_page(
+        "robots.txt cases",
+        "robots.txt is per origin, so each case is a server of its own.",
+        ((case.name, case.about) for case in CASES),
+        request.app[ROBOTS_ORIGINS],
     )
-    text = (
-        "<!DOCTYPE html>\n<html><head><title>robots.txt cases</title></head>\n<body>\n"
-        "<h1>robots.txt cases</h1>\n<p>robots.txt is per origin, so each case is a server"
-        " of its own; a crawl in strict scope leaves them alone (another port).</p>\n"
-        f"<ul>\n{items}</ul>\n</body></html>\n"
-    )
-    return web.Response(text=text, content_type="text/html", charset="utf-8")
 
 
 def robots_routes(app: web.Application) -> dict[str, Handler]:
