@@ -66,7 +66,7 @@ def lag_stats(lags: list[float]) -> dict[str, float]:
 
 def _result(crawler: Crawler, cpu: float) -> dict[str, Any]:
     seconds = crawler.elapsed
-    pages = len(crawler.done) + len(crawler.failed)
+    pages = len(crawler.ledger.done) + len(crawler.ledger.failed)
     return {
         "pages": pages,
         "seconds": seconds,

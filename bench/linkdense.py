@@ -155,14 +155,18 @@ def case_crawl(impl: str, site: str, copies: int) -> dict[str, Any]:
     roots = tuple(f"{site}{SAME.lstrip('/')}/{i}" for i in range(copies))
     t0 = time.perf_counter()
     crawler = asyncio.run(_crawl(roots, copies))
-    links_found = [crawler.done[root].num_urls for root in roots if root in crawler.done]
-    failures = sorted({(r.exception or "").split(":")[0] for r in crawler.failed.values()})
+    links_found = [
+        crawler.ledger.done[root].num_urls for root in roots if root in crawler.ledger.done
+    ]
+    failures = sorted({(r.exception or "").split(":")[0] for r in crawler.ledger.failed.values()})
     return {
         "seconds": time.perf_counter() - t0,
         "pages": len(links_found),
-        "failed": len(crawler.failed),
+        "failed": len(crawler.ledger.failed),
         "links": links_found,
-        "error": f"{len(crawler.failed)} failed: {', '.join(failures)}" if failures else None,
+        "error": f"{len(crawler.ledger.failed)} failed: {', '.join(failures)}"
+        if failures
+        else None,
     }
 
 
@@ -174,7 +178,7 @@ def case_demo(impl: str, site: str, workers: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     asyncio.run(crawler.crawl())
     seconds = time.perf_counter() - t0
-    pages = len(crawler.done) + len(crawler.failed)
+    pages = len(crawler.ledger.done) + len(crawler.ledger.failed)
     return {"seconds": seconds, "pages": pages, "pages_per_s": pages / seconds}
 
 

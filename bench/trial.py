@@ -46,13 +46,13 @@ def engine_config(root: str, workers: int, per_host: int = 0) -> CrawlConfig:
 async def crawl_engine(root: str, workers: int) -> dict[str, Any]:
     crawler = Crawler(engine_config(root, workers))
     stamps: list[float] = []
-    crawler.record_listeners.append(lambda _record: stamps.append(time.perf_counter()))
+    crawler.ledger.record_listeners.append(lambda _record: stamps.append(time.perf_counter()))
     t0, c0 = time.perf_counter(), time.process_time()
     await crawler.crawl()
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {
-        "pages": len(crawler.done) + len(crawler.failed),
-        "errors": len(crawler.failed),
+        "pages": len(crawler.ledger.done) + len(crawler.ledger.failed),
+        "errors": len(crawler.ledger.failed),
         "seconds": seconds,
         "cpu_seconds": cpu,
         "steady_pages_per_s": steady_rate(stamps),

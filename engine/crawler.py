@@ -27,10 +27,11 @@ import aiohttp
 from .config import CrawlConfig
 from .connections import OUT_OF_STEP, Attempt, InStepConnector, watch_reuse
 from .introspect import suspension_point
-from .ledger import Answer, KeepsBooks, Ledger, Listeners
+from .ledger import Answer, Ledger, Listeners
 from .links import parse_links
 from .politeness import HostGate, RobotsCache, crawl_delay_note, origin_of
 from .records import Fault, FetchRecord, describe_exception, media_type
+from .redirects import Chain
 from .snapshot import Accounting, Phase, Snapshot
 from .workers import Worker, WorkerState, WorkerView
 
@@ -53,7 +54,7 @@ class WorkerDied(Fault):
         self.__cause__ = cause
 
 
-class Crawler(KeepsBooks):
+class Crawler:
     def __init__(self, config: CrawlConfig, session: aiohttp.ClientSession | None = None) -> None:
         self.config = config
         self.session = session
@@ -483,7 +484,7 @@ class Crawler(KeepsBooks):
             live_workers=sum(1 for w in self.workers.values() if w.alive),
             accounting=self.accounting(),
             unfinished=self.unfinished,
-            redirect_version=self.redirects.version,
+            redirect_version=self.ledger.redirects.version,
             paused_all=self.paused_all,
             slowmo=self.slowmo,
             crawl_delay=crawl_delay_note(self),
@@ -491,3 +492,6 @@ class Crawler(KeepsBooks):
 
     def recent_fetches(self) -> Sequence[FetchRecord]:
         return self.ledger.recent
+
+    def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
+        return self.ledger.chain_preview(limit, hops)

@@ -244,6 +244,10 @@ class Ledger:
     def chains(self) -> list[Chain]:
         return self.redirects.chains(self.outcome)
 
+    def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
+        """The first `limit` chains cut to `hops` hops, and how many there are (RedirectLog)."""
+        return self.redirects.preview(self.outcome, limit, hops)
+
 
 class KeepsBooks:
     """An engine's books under the names the chapter gives them, read from its ledger."""

@@ -34,19 +34,19 @@ def outcome(record: FetchRecord) -> str:
 
 
 def outcomes(crawler: Crawler) -> dict[str, str]:
-    records = [*crawler.done.values(), *crawler.failed.values()]
+    records = [*crawler.ledger.done.values(), *crawler.ledger.failed.values()]
     return {path(r.url): outcome(r) for r in records}
 
 
 def whereabouts(crawler: Crawler) -> dict[str, set[str]]:
     """Each seen URL's category, by set membership rather than by counting."""
     return {
-        "done": set(crawler.done),
-        "failed": set(crawler.failed),
-        "filtered": set(crawler.filtered),
+        "done": set(crawler.ledger.done),
+        "failed": set(crawler.ledger.failed),
+        "filtered": set(crawler.ledger.filtered),
         "queued": {url for url, _ in list(crawler.q._queue)},  # type: ignore[attr-defined]
         "held": {w.url for w in crawler.workers.values() if w.url is not None},
-        "unfetched": set(crawler.unfetched),
+        "unfetched": set(crawler.ledger.unfetched),
     }
 
 
@@ -58,7 +58,7 @@ def assert_accounted(crawler: Crawler) -> None:
     assert total == len(union), (
         f"a URL is in two categories: { {k: len(v) for k, v in groups.items()} }"
     )
-    assert union == crawler.seen_urls
+    assert union == crawler.ledger.seen_urls
     assert crawler.accounting().balanced
 
 

@@ -61,5 +61,5 @@ async def test_random_controls_lose_no_url() -> None:
     assert cancelled, "the storm should have cancelled some workers mid-crawl"
     assert outcomes(stormy) == outcomes(calm)
     # Two servers, two ports: compare paths.
-    assert {path(u) for u in stormy.seen_urls} == {path(u) for u in calm.seen_urls}
+    assert {path(u) for u in stormy.ledger.seen_urls} == {path(u) for u in calm.ledger.seen_urls}
     assert_accounted(stormy)

@@ -47,7 +47,7 @@ def records_by_path(crawler: Crawler, root: str) -> dict[str, tuple[int | None, 
     base = root.rstrip("/")
     return {
         record.url.removeprefix(base): (record.status, record.exception)
-        for record in [*crawler.done.values(), *crawler.failed.values()]
+        for record in [*crawler.ledger.done.values(), *crawler.ledger.failed.values()]
     }
 
 
@@ -62,7 +62,7 @@ async def test_bytes_past_content_length_do_not_become_the_next_pages_answer() -
     answers = records_by_path(crawler, server.url)
     assert answers == {"/": (200, None), **{page: (200, None) for page in PAGES}}
     for page in PAGES:
-        assert crawler.done[server.url.rstrip("/") + page].tries == 1
+        assert crawler.ledger.done[server.url.rstrip("/") + page].tries == 1
     # It did happen: the first page was asked twice, once on the connection "/" came on
     # (where it met the footer) and once more on a connection of its own.
     assert server.requests[PAGES[0]] == 2
@@ -91,7 +91,7 @@ async def test_a_protocol_error_on_a_new_connection_counts_at_once(
 
     root = await serve_raw(answer)
     crawler = await run_crawl(root, obey_robots=False)
-    record = crawler.failed[root]
+    record = crawler.ledger.failed[root]
     assert record.exception is not None and record.exception.startswith("ClientResponseError")
     assert record.tries == 1
     assert len(asked) == 1
@@ -107,8 +107,8 @@ async def test_an_unsolicited_302_on_an_idle_connection_is_not_the_next_pages_an
         crawler = await run_crawl(server.url, max_tasks=1)
     answers = records_by_path(crawler, server.url)
     assert answers == {"/": (200, None), **{page: (200, None) for page in PAGES}}
-    assert not any(record.next_url for record in crawler.done.values())
-    assert server.url.rstrip("/") + HIJACKED not in crawler.seen_urls
+    assert not any(record.next_url for record in crawler.ledger.done.values())
+    assert server.url.rstrip("/") + HIJACKED not in crawler.ledger.seen_urls
     assert server.requests[HIJACKED] == 0
     assert_accounted(crawler)
 
@@ -137,7 +137,7 @@ async def test_content_type_is_the_media_type_the_server_sent(
 
     root = await serve_raw(answer)
     crawler = await run_crawl(root, obey_robots=False)
-    assert crawler.done[root].content_type == expected
+    assert crawler.ledger.done[root].content_type == expected
 
 
 def test_media_type_keeps_what_it_cannot_parse() -> None:
@@ -169,7 +169,7 @@ async def test_the_hostile_site_serves_the_connection_cases() -> None:
         for url in origins.values():
             assert f'href="{url}"' in index
         crawler = await run_crawl(base + TYPE_FOO)
-        assert crawler.done[base + TYPE_FOO].content_type == "foo"
+        assert crawler.ledger.done[base + TYPE_FOO].content_type == "foo"
         for name, root in origins.items():
             crawler = await run_crawl(root, max_tasks=2)
             answers = records_by_path(crawler, root)

@@ -76,11 +76,11 @@ async def test_the_password_is_sent_and_the_pages_answer(site: Site) -> None:
     assert site.authorization["/"] == [BASIC]
     assert site.authorization["/page"] == [BASIC]
     masked = f"http://alice:***@{site.base}"
-    assert crawler.done[masked + "/"].status == 200
-    assert crawler.done[masked + "/page"].status == 200
+    assert crawler.ledger.done[masked + "/"].status == 200
+    assert crawler.ledger.done[masked + "/page"].status == 200
     # A relative Location keeps the user, as a relative link does.
-    assert crawler.done[masked + "/moved"].next_url == masked + "/page?from=moved"
-    assert crawler.done[masked + "/page?from=moved"].status == 200
+    assert crawler.ledger.done[masked + "/moved"].next_url == masked + "/page?from=moved"
+    assert crawler.ledger.done[masked + "/page?from=moved"].status == 200
     assert site.authorization["/page?from=moved"] == [BASIC]
 
 

@@ -34,7 +34,7 @@ def busy(crawler: Crawler) -> list[int]:
 
 async def test_cancelling_a_worker_mid_fetch_loses_nothing(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=4)
-    await until(lambda: len(crawler.done) >= 3 and bool(busy(crawler)))
+    await until(lambda: len(crawler.ledger.done) >= 3 and bool(busy(crawler)))
     victim = busy(crawler)[0]
     held = crawler.workers[victim].url
     assert held is not None
@@ -42,26 +42,26 @@ async def test_cancelling_a_worker_mid_fetch_loses_nothing(slow_demo: DemoServer
     await until(lambda: not crawler.workers[victim].alive)
     assert crawler.workers[victim].state is WorkerState.CANCELLED
     assert crawler.workers[victim].url is None
-    assert held not in crawler.done  # it was cut off, so it must be back in the queue ...
+    assert held not in crawler.ledger.done  # it was cut off, so it must be back in the queue ...
     assert_accounted(crawler)
     await crawl
-    assert held in crawler.done  # ... and a surviving worker fetched it later
+    assert held in crawler.ledger.done  # ... and a surviving worker fetched it later
     assert outcomes(crawler) == expected(slow_demo.config)
     assert_accounted(crawler)
 
 
 async def test_pause_all_stops_new_fetches_and_resume_all_goes_on(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=5)
-    await until(lambda: len(crawler.done) >= 5)
+    await until(lambda: len(crawler.ledger.done) >= 5)
     crawler.pause_all()
     assert crawler.phase is Phase.PAUSED
     # Fetches in flight finish; then every worker sits paused.
     await until(lambda: all(w.state is WorkerState.PAUSED for w in crawler.workers.values()))
     requests = sum(slow_demo.requests.values())
-    done = len(crawler.done)
+    done = len(crawler.ledger.done)
     await asyncio.sleep(0.3)  # several latencies: any fetch would have landed by now
     assert sum(slow_demo.requests.values()) == requests
-    assert len(crawler.done) == done
+    assert len(crawler.ledger.done) == done
     assert_accounted(crawler)
     crawler.resume_all()
     assert crawler.phase is Phase.RUNNING
@@ -76,7 +76,7 @@ async def test_pausing_one_worker_leaves_the_others_running(slow_demo: DemoServe
     assert crawler.pause(0)
     await until(lambda: crawler.workers[0].state is WorkerState.PAUSED)
     pages = crawler.workers[0].pages
-    await until(lambda: len(crawler.done) >= 15)
+    await until(lambda: len(crawler.ledger.done) >= 15)
     assert crawler.workers[0].pages == pages
     assert crawler.workers[0].state is WorkerState.PAUSED
     crawler.resume(0)
@@ -87,7 +87,7 @@ async def test_pausing_one_worker_leaves_the_others_running(slow_demo: DemoServe
 
 async def test_add_and_remove_workers(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=2)
-    await until(lambda: len(crawler.done) >= 2)
+    await until(lambda: len(crawler.ledger.done) >= 2)
     added = [crawler.add_worker() for _ in range(4)]
     assert [w.id for w in added] == [2, 3, 4, 5]
     await until(lambda: all(w.pages > 0 for w in added))
@@ -104,7 +104,7 @@ async def test_add_and_remove_workers(slow_demo: DemoServer) -> None:
 
 async def test_stop_ends_the_crawl_and_still_gives_a_report(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=3)
-    await until(lambda: len(crawler.done) >= 5)
+    await until(lambda: len(crawler.ledger.done) >= 5)
     crawler.stop()
     await asyncio.wait_for(crawl, 10)
     assert crawler.phase is Phase.STOPPED
@@ -169,10 +169,10 @@ async def test_a_surprise_in_one_fetch_is_recorded_and_the_worker_goes_on(
     await crawler.crawl()
     (referrer,) = referrers
     assert referrer is not None
-    assert crawler.failed[referrer].exception == "RuntimeError: boom"
+    assert crawler.ledger.failed[referrer].exception == "RuntimeError: boom"
     assert crawler.phase is Phase.FINISHED
-    assert target in crawler.done  # found again through another page
-    assert len(crawler.done) > 10
+    assert target in crawler.ledger.done  # found again through another page
+    assert len(crawler.ledger.done) > 10
     assert_accounted(crawler)
 
 
@@ -180,7 +180,7 @@ async def test_cancelling_crawl_itself_ends_stopped_with_nothing_lost(
     slow_demo: DemoServer,
 ) -> None:
     crawler, crawl = start(slow_demo, max_tasks=3)
-    await until(lambda: len(crawler.done) >= 3)
+    await until(lambda: len(crawler.ledger.done) >= 3)
     crawl.cancel()
     with pytest.raises(asyncio.CancelledError):
         await crawl

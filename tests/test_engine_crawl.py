@@ -30,7 +30,7 @@ async def test_paths_meeting_at_one_target_fetch_it_once(demo: DemoServer) -> No
     crawler = await run_crawl(demo.url)
     assert demo.requests["/baz"] == 1
     assert demo.requests["/foo"] == demo.requests["/bar"] == 1
-    foo_bar = [c for c in crawler.chains() if path(c.urls[0]) in ("/foo", "/bar")]
+    foo_bar = [c for c in crawler.ledger.chains() if path(c.urls[0]) in ("/foo", "/bar")]
     assert len(foo_bar) == 2
     for chain in foo_bar:
         assert path(chain.urls[-1]) == "/baz"
@@ -40,43 +40,43 @@ async def test_paths_meeting_at_one_target_fetch_it_once(demo: DemoServer) -> No
 
 async def test_redirect_loop_ends_with_a_record(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url)
-    loops = [c for c in crawler.chains() if c.end is ChainEnd.LOOP]
+    loops = [c for c in crawler.ledger.chains() if c.end is ChainEnd.LOOP]
     assert [[path(u) for u in c.urls] for c in loops] == [["/loop/a", "/loop/b", "/loop/a"]]
     for p in ("/loop/a", "/loop/b"):
-        record = crawler.done[demo.url.rstrip("/") + p]
+        record = crawler.ledger.done[demo.url.rstrip("/") + p]
         assert record.status == 302 and record.next_url is not None
         assert demo.requests[p] == 1
 
 
 async def test_chain_longer_than_max_redirect_stops_with_a_record(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url, max_redirect=10)
-    (chain,) = [c for c in crawler.chains() if path(c.urls[0]) == "/chain/0"]
+    (chain,) = [c for c in crawler.ledger.chains() if path(c.urls[0]) == "/chain/0"]
     assert chain.end is ChainEnd.LIMIT
     assert [path(u) for u in chain.urls] == [f"/chain/{i}" for i in range(12)]
     assert demo.requests["/chain/10"] == 1
     assert demo.requests["/chain/11"] == 0
-    last = crawler.done[demo.url + "chain/10"]
+    last = crawler.ledger.done[demo.url + "chain/10"]
     assert path(last.next_url or "") == "/chain/11"
 
 
 async def test_a_bigger_redirect_budget_reaches_the_end_of_the_chain(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url, max_redirect=12)
-    (chain,) = [c for c in crawler.chains() if path(c.urls[0]) == "/chain/0"]
+    (chain,) = [c for c in crawler.ledger.chains() if path(c.urls[0]) == "/chain/0"]
     assert chain.end is ChainEnd.FETCHED and chain.status == 200
     assert outcomes(crawler) == expected(demo.config, max_redirect=12)
 
 
 async def test_the_trailing_slash_redirect_is_followed(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url)
-    record = crawler.done[demo.url + "353"]
+    record = crawler.ledger.done[demo.url + "353"]
     assert record.status == 301
     assert record.next_url == demo.url + "353/"
-    assert crawler.done[demo.url + "353/"].referrer == demo.url + "353"
+    assert crawler.ledger.done[demo.url + "353/"].referrer == demo.url + "353"
 
 
 async def test_the_flaky_page_is_retried_then_fetched(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url, backoff=0.01)
-    record = crawler.done[demo.url + "flaky"]
+    record = crawler.ledger.done[demo.url + "flaky"]
     assert record.status == 200
     assert record.tries >= 2
     assert record.exception is None
@@ -85,7 +85,7 @@ async def test_the_flaky_page_is_retried_then_fetched(demo: DemoServer) -> None:
 async def test_a_page_that_never_answers_fails_after_max_tries() -> None:
     async with DemoServer(DemoConfig(flaky_failures=1000)) as server:
         crawler = await run_crawl(server.url, max_tries=3, backoff=0.01)
-    record = crawler.failed[server.url + "flaky"]
+    record = crawler.ledger.failed[server.url + "flaky"]
     assert record.status is None
     assert record.tries == 3
     assert record.exception is not None and "Disconnect" in record.exception
@@ -94,15 +94,15 @@ async def test_a_page_that_never_answers_fails_after_max_tries() -> None:
 
 async def test_404_and_500_are_recorded(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url)
-    assert crawler.done[demo.url + "missing"].status == 404
-    assert crawler.done[demo.url + "broken"].status == 500
-    assert crawler.done[demo.url + "broken"].tries == 1  # an answer, not a network failure
+    assert crawler.ledger.done[demo.url + "missing"].status == 404
+    assert crawler.ledger.done[demo.url + "broken"].status == 500
+    assert crawler.ledger.done[demo.url + "broken"].tries == 1  # an answer, not a network failure
 
 
 async def test_non_html_is_recorded_but_not_parsed(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url)
-    png = crawler.done[demo.url + "files/diagram.png"]
-    pdf = crawler.done[demo.url + "files/chapter.pdf"]
+    png = crawler.ledger.done[demo.url + "files/diagram.png"]
+    pdf = crawler.ledger.done[demo.url + "files/chapter.pdf"]
     assert (png.content_type, pdf.content_type) == ("image/png", "application/pdf")
     assert png.num_urls == pdf.num_urls == 0
     assert png.size > 0 and pdf.size > 0
@@ -110,13 +110,13 @@ async def test_non_html_is_recorded_but_not_parsed(demo: DemoServer) -> None:
 
 async def test_external_and_non_http_links_are_not_fetched(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url)
-    hosts = {urlsplit(url).netloc for url in [*crawler.done, *crawler.failed]}
+    hosts = {urlsplit(url).netloc for url in [*crawler.ledger.done, *crawler.ledger.failed]}
     assert hosts == {urlsplit(demo.url).netloc}
-    assert crawler.filtered == {
+    assert crawler.ledger.filtered == {
         "http://example.invalid/": "out of scope",
         demo.url + "private/secret": "disallowed by robots.txt",
     }
-    assert not any(url.startswith("mailto:") for url in crawler.seen_urls)
+    assert not any(url.startswith("mailto:") for url in crawler.ledger.seen_urls)
 
 
 async def test_exclude_patterns_filter_urls(demo: DemoServer) -> None:
@@ -124,35 +124,35 @@ async def test_exclude_patterns_filter_urls(demo: DemoServer) -> None:
     fetched = set(outcomes(crawler))
     assert not any(p.endswith("7") and p.startswith("/page/") for p in fetched)
     assert not any(p.startswith("/files/") for p in fetched)
-    excluded = [u for u, why in crawler.filtered.items() if why.startswith("excluded")]
+    excluded = [u for u, why in crawler.ledger.filtered.items() if why.startswith("excluded")]
     assert demo.url + "files/diagram.png" in excluded
     assert_accounted(crawler)
 
 
 async def test_max_pages_leaves_the_rest_unfetched(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url, max_pages=10)
-    assert len(crawler.done) + len(crawler.failed) == 10
-    assert crawler.unfetched
+    assert len(crawler.ledger.done) + len(crawler.ledger.failed) == 10
+    assert crawler.ledger.unfetched
     assert_accounted(crawler)
 
 
 async def test_max_depth_limits_link_levels(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url, max_depth=1)
-    depths = {r.depth for r in crawler.done.values()}
+    depths = {r.depth for r in crawler.ledger.done.values()}
     assert depths == {0, 1}
-    assert demo.url + "page/0" in crawler.done
-    assert demo.url + "page/1" in crawler.unfetched
+    assert demo.url + "page/0" in crawler.ledger.done
+    assert demo.url + "page/1" in crawler.ledger.unfetched
     assert_accounted(crawler)
 
 
 async def test_records_carry_depth_referrer_worker_and_times(demo: DemoServer) -> None:
     crawler = await run_crawl(demo.url, max_tasks=3)
-    root = crawler.done[demo.url]
+    root = crawler.ledger.done[demo.url]
     assert (root.depth, root.referrer) == (0, None)
-    page0 = crawler.done[demo.url + "page/0"]
+    page0 = crawler.ledger.done[demo.url + "page/0"]
     assert (page0.depth, page0.referrer) == (1, demo.url)
     assert page0.num_urls >= page0.num_new_urls >= 1
-    for record in crawler.done.values():
+    for record in crawler.ledger.done.values():
         assert record.worker in (0, 1, 2)
         assert record.t_end >= record.t_start > 0
         assert record.encoding == "utf-8"
@@ -175,6 +175,6 @@ async def test_report_has_the_chapters_lines_and_the_accounting(demo: DemoServer
     finished = [line for line in lines if line.startswith("Finished ")]
     assert len(finished) == 1 and "(max_tasks=4)" in finished[0] and "urls/sec/task" in finished[0]
     assert "Todo: 0" in lines
-    assert f"Done: {len(crawler.done)}" in lines
+    assert f"Done: {len(crawler.ledger.done)}" in lines
     accounting = [line for line in lines if line.startswith("Accounting:")]
     assert accounting and accounting[0].endswith("(all accounted for)")

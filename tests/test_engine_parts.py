@@ -216,8 +216,8 @@ async def test_a_lenient_crawl_stays_on_its_registrable_domain(serve: Serve) -> 
     async with session:
         crawler = Crawler(CrawlConfig(roots=(start,), strict=False), session=session)
         await crawler.crawl()
-    assert set(crawler.done) == {start, f"http://docs.alice.github.io:{port}/"}
-    assert crawler.filtered == {
+    assert set(crawler.ledger.done) == {start, f"http://docs.alice.github.io:{port}/"}
+    assert crawler.ledger.filtered == {
         f"http://bob.github.io:{port}/": "out of scope",
         f"http://github.io:{port}/": "out of scope",
     }
@@ -279,7 +279,7 @@ async def test_base_href_over_a_real_socket(serve: Serve) -> None:
         }
     )
     crawler = await run_crawl(root)
-    assert set(crawler.done) == {root, root + "deep/dir/leaf"}
+    assert set(crawler.ledger.done) == {root, root + "deep/dir/leaf"}
 
 
 async def test_non_html_bodies_are_never_parsed(serve: Serve) -> None:
@@ -289,8 +289,8 @@ async def test_non_html_bodies_are_never_parsed(serve: Serve) -> None:
 
     root = await serve({"/": html('<a href="/img.png">img</a>'), "/img.png": fake_png})
     crawler = await run_crawl(root)
-    assert root + "hidden" not in crawler.seen_urls
-    assert crawler.done[root + "img.png"].num_urls == 0
+    assert root + "hidden" not in crawler.ledger.seen_urls
+    assert crawler.ledger.done[root + "img.png"].num_urls == 0
 
 
 async def test_charset_from_the_header_is_recorded(serve: Serve) -> None:
@@ -305,8 +305,8 @@ async def test_charset_from_the_header_is_recorded(serve: Serve) -> None:
 
     root = await serve({"/": latin, "/café": cafe})
     crawler = await run_crawl(root)
-    assert crawler.done[root].encoding == "iso8859-1"
-    assert root + "caf%C3%A9" in crawler.done
+    assert crawler.ledger.done[root].encoding == "iso8859-1"
+    assert root + "caf%C3%A9" in crawler.ledger.done
 
 
 @pytest.mark.parametrize(
@@ -384,8 +384,8 @@ async def test_a_big_page_is_parsed_off_the_loop_with_the_same_links(
     assert len(body.encode()) > 256 * 1024
     root = await serve({"/": html(body)})
     crawler = await run_crawl(root, max_pages=1)
-    record = crawler.done[root]
+    record = crawler.ledger.done[root]
     assert record.num_urls == 1000
     assert record.encoding == "utf-8"
-    assert len(crawler.unfetched) == 1000
+    assert len(crawler.ledger.unfetched) == 1000
     assert len(threads) == 1 and threads[0] != threading.main_thread().name

@@ -66,10 +66,14 @@ async def test_every_filtered_url_is_told_with_its_reason_depth_and_referrer(
     told: list[FetchRecord] = []
     crawler.ledger.filtered_listeners.append(told.append)
     fetched: list[FetchRecord] = []
-    crawler.record_listeners.append(fetched.append)
+    crawler.ledger.record_listeners.append(fetched.append)
     await crawler.crawl()
-    assert {r.url: r.filtered for r in told} == crawler.filtered
-    assert set(crawler.filtered) == {"http://elsewhere.invalid/", root + "skip/1", root + "skip/2"}
+    assert {r.url: r.filtered for r in told} == crawler.ledger.filtered
+    assert set(crawler.ledger.filtered) == {
+        "http://elsewhere.invalid/",
+        root + "skip/1",
+        root + "skip/2",
+    }
     for record in told:
         assert record.referrer == root and record.depth == 1 and record.worker is None
         assert record.status is None and record.exception is None and not record.failed

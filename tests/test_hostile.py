@@ -97,7 +97,7 @@ class Crawled:
 
     def record(self, path: str) -> FetchRecord:
         url = self.url(path)
-        record = self.crawler.done.get(url) or self.crawler.failed.get(url)
+        record = self.crawler.ledger.done.get(url) or self.crawler.ledger.failed.get(url)
         assert record is not None, f"no record for {path}"
         return record
 
@@ -164,7 +164,7 @@ async def crawl_one(path: str, **options: object) -> Crawled:
 
 
 def records(crawler: Crawler) -> list[FetchRecord]:
-    return [*crawler.done.values(), *crawler.failed.values()]
+    return [*crawler.ledger.done.values(), *crawler.ledger.failed.values()]
 
 
 def report_of(crawler: Crawler) -> str:
@@ -227,17 +227,17 @@ def test_every_case_is_reached_from_the_index_and_has_a_record(whole: Crawled) -
 
 def test_robots_txt_is_fetched_once_and_allows_everything(whole: Crawled) -> None:
     assert whole.requests["/robots.txt"] == 1
-    assert not any("robots" in reason for reason in whole.crawler.filtered.values())
+    assert not any("robots" in reason for reason in whole.crawler.ledger.filtered.values())
     assert "Crawl-delay: 0" in ROBOTS_TXT
 
 
 def test_every_failure_is_a_record_naming_its_exception(whole: Crawled) -> None:
     c = whole.crawler
-    assert c.failed, "the hostile site must make some fetches fail"
-    for record in c.failed.values():
+    assert c.ledger.failed, "the hostile site must make some fetches fail"
+    for record in c.ledger.failed.values():
         assert record.status is None
         assert record.exception and EXCEPTION_SHAPE.fullmatch(record.exception), record
-    for record in c.done.values():
+    for record in c.ledger.done.values():
         if record.exception is not None:
             assert EXCEPTION_SHAPE.fullmatch(record.exception), record
 
@@ -267,7 +267,7 @@ def test_oversize_bodies_are_cut_off_and_not_retried(whole: Crawled, path: str) 
 
 @pytest.mark.parametrize("path", ["/hostile/limits/slow-drip", "/hostile/limits/silent"])
 def test_slow_and_silent_servers_are_cut_off_by_the_timeouts(whole: Crawled, path: str) -> None:
-    record = whole.crawler.failed[whole.url(path)]
+    record = whole.crawler.ledger.failed[whole.url(path)]
     assert record.exception is not None and "Timeout" in record.exception
     assert record.tries == MAX_TRIES
     assert whole.requests[path] <= MAX_TRIES
@@ -281,42 +281,44 @@ def test_twenty_thousand_links_are_capped_at_max_links(whole: Crawled) -> None:
     assert cap < MANY_LINKS
     record = whole.record("/hostile/limits/many-links")
     assert record.status == 200 and record.num_urls == cap
-    many = [url for url in c.seen_urls if urlsplit(url).path.startswith("/hostile/many/")]
+    many = [url for url in c.ledger.seen_urls if urlsplit(url).path.startswith("/hostile/many/")]
     assert len(many) == cap
     # The first `cap` links, in page order: the rest were never looked at.
-    assert whole.url(f"/hostile/many/{cap - 1}") in c.seen_urls
-    assert whole.url(f"/hostile/many/{cap}") not in c.seen_urls
+    assert whole.url(f"/hostile/many/{cap - 1}") in c.ledger.seen_urls
+    assert whole.url(f"/hostile/many/{cap}") not in c.ledger.seen_urls
 
 
 def test_a_too_long_url_is_filtered_not_fetched(whole: Crawled) -> None:
-    long_urls = [url for url in whole.crawler.seen_urls if len(url) > 2083]
+    long_urls = [url for url in whole.crawler.ledger.seen_urls if len(url) > 2083]
     assert len(long_urls) == 1
     (url,) = long_urls
     assert len(urlsplit(url).path) == LONG_URL_LENGTH
-    assert "URL longer than" in whole.crawler.filtered[url]
+    assert "URL longer than" in whole.crawler.ledger.filtered[url]
     assert not any(path.startswith("/hostile/long/") for path in whole.requests)
 
 
 def test_idn_and_ipv6_links_are_filtered_out_of_scope(whole: Crawled) -> None:
-    filtered = whole.crawler.filtered
+    filtered = whole.crawler.ledger.filtered
     assert filtered["http://xn--bcher-kva.example/"] == "out of scope"
     assert filtered["http://[::1]:1/"] == "out of scope"
 
 
 def test_percent_encoding_variants_are_one_url_fetched_once(whole: Crawled) -> None:
-    same = [url for url in whole.crawler.seen_urls if unquote(urlsplit(url).path) == SAME_PAGE]
+    same = [
+        url for url in whole.crawler.ledger.seen_urls if unquote(urlsplit(url).path) == SAME_PAGE
+    ]
     assert same == [whole.url(SAME_PAGE)]
     assert whole.requests[SAME_PAGE] == 1
 
 
 def test_whitespace_and_newlines_in_hrefs_are_removed(whole: Crawled) -> None:
-    assert whole.crawler.done[whole.url(SPACED_PAGE)].status == 200
+    assert whole.crawler.ledger.done[whole.url(SPACED_PAGE)].status == 200
     assert whole.requests[SPACED_PAGE] == 1
 
 
 def test_non_http_empty_and_fragment_links_are_dropped(whole: Crawled) -> None:
     c = whole.crawler
-    for url in c.seen_urls:
+    for url in c.ledger.seen_urls:
         assert urlsplit(url).scheme in ("http", "https"), url
         assert "#" not in url
     odd = whole.record("/hostile/limits/odd-links")
@@ -346,28 +348,28 @@ REDIRECTS: dict[str, tuple[str | None, ChainEnd | None]] = {
 @pytest.mark.parametrize("path", list(REDIRECTS))
 def test_bad_and_odd_redirects_are_recorded(whole: Crawled, path: str) -> None:
     target, end = REDIRECTS[path]
-    record = whole.crawler.done[whole.url(path)]
+    record = whole.crawler.ledger.done[whole.url(path)]
     assert record.status in (301, 302)
     assert whole.requests[path] == 1
     if target is None:
         assert record.next_url is None
         assert record.exception is not None and record.exception.startswith("BadRedirect")
-        assert not any(chain.urls[0] == record.url for chain in whole.crawler.chains())
+        assert not any(chain.urls[0] == record.url for chain in whole.crawler.ledger.chains())
         return
     expected = target if target.startswith("http:") else whole.url(target)
     assert record.next_url == expected
     assert record.exception is None
-    (chain,) = [chain for chain in whole.crawler.chains() if chain.urls[0] == record.url]
+    (chain,) = [chain for chain in whole.crawler.ledger.chains() if chain.urls[0] == record.url]
     assert chain.end is end
     if end is ChainEnd.FETCHED:
         assert chain.status == 200
-        assert whole.crawler.done[expected].referrer == record.url
+        assert whole.crawler.ledger.done[expected].referrer == record.url
 
 
 def test_a_redirect_body_is_read_but_its_links_are_not_followed(whole: Crawled) -> None:
     record = whole.record("/hostile/redirect/with-body")
     assert record.status == 301 and record.size > 0
-    assert whole.url(landing("redirect-body-link")) not in whole.crawler.seen_urls
+    assert whole.url(landing("redirect-body-link")) not in whole.crawler.ledger.seen_urls
 
 
 # --------------------------------------------------------------------------------------
@@ -389,19 +391,19 @@ CONTENT: dict[str, str | None] = {
 
 @pytest.mark.parametrize("path", list(CONTENT))
 def test_hostile_content_is_parsed_and_its_links_found(whole: Crawled, path: str) -> None:
-    record = whole.crawler.done[whole.url(path)]
+    record = whole.crawler.ledger.done[whole.url(path)]
     assert record.status == 200 and record.exception is None
     assert record.content_type == "text/html"
     assert record.encoding
     link = CONTENT[path]
     if link is not None:
-        found = whole.crawler.done[whole.url(link)]
+        found = whole.crawler.ledger.done[whole.url(link)]
         assert found.referrer == record.url
         assert record.num_urls >= 1
 
 
 def test_the_second_link_of_the_malformed_page_survives_too(whole: Crawled) -> None:
-    assert whole.url(landing("malformed-2")) in whole.crawler.done
+    assert whole.url(landing("malformed-2")) in whole.crawler.ledger.done
 
 
 @pytest.mark.parametrize(
@@ -421,7 +423,7 @@ FAULTS = ["/hostile/conn/reset", "/hostile/conn/short-body", "/hostile/conn/clos
 
 @pytest.mark.parametrize("path", FAULTS)
 def test_connection_faults_are_retried_then_recorded(whole: Crawled, path: str) -> None:
-    record = whole.crawler.failed[whole.url(path)]
+    record = whole.crawler.ledger.failed[whole.url(path)]
     assert record.tries == MAX_TRIES
     assert record.exception is not None and record.exception.startswith("Client")
     # aiohttp itself retries once when a pooled keep-alive connection turns out dead, so
@@ -436,7 +438,9 @@ def test_connection_faults_are_retried_then_recorded(whole: Crawled, path: str) 
 @pytest.mark.parametrize("name", list(HOSTILE_TEXTS))
 def test_hostile_text_in_a_url_is_kept_percent_encoded(whole: Crawled, name: str) -> None:
     pages = [
-        url for url in whole.crawler.done if urlsplit(url).path == f"/hostile/text/page/{name}"
+        url
+        for url in whole.crawler.ledger.done
+        if urlsplit(url).path == f"/hostile/text/page/{name}"
     ]
     assert len(pages) == 1, pages
     (url,) = pages
@@ -447,7 +451,7 @@ def test_hostile_text_in_a_url_is_kept_percent_encoded(whole: Crawled, name: str
 
 
 def test_a_header_rejected_by_the_http_parser_is_a_failure_record(whole: Crawled) -> None:
-    record = whole.crawler.failed[whole.url("/hostile/text/bad-header")]
+    record = whole.crawler.ledger.failed[whole.url("/hostile/text/bad-header")]
     assert record.exception is not None and record.exception.startswith("ClientResponseError")
 
 

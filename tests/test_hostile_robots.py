@@ -86,7 +86,7 @@ async def test_the_hostile_index_leads_to_each_robots_origin() -> None:
     assert set(origins) == {case.name for case in CASES}
     for url in origins.values():
         assert f'href="{url}"' in page
-        assert crawler.filtered[url] == "out of scope"
+        assert crawler.ledger.filtered[url] == "out of scope"
     assert not server.app[ROBOTS_ORIGINS], "the cases' servers stop with the site"
 
 

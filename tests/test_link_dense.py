@@ -147,8 +147,8 @@ async def test_a_crawl_of_the_dense_page_holds_the_page_not_its_tags() -> None:
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-    size = crawler.done[url].size
-    assert size > 10_000_000 and crawler.done[url].num_urls == 1
+    size = crawler.ledger.done[url].size
+    assert size > 10_000_000 and crawler.ledger.done[url].num_urls == 1
     # The body, and its pieces as they came in: not a tree of its million tags.
     assert peak < 3 * size, f"{peak:,} bytes at the peak for a {size:,}-byte page"
 
@@ -158,13 +158,13 @@ async def test_the_dense_pages_give_their_links_over_real_sockets() -> None:
         roots = (base + SAME, base + MANY)
         crawler = Crawler(CrawlConfig(roots=roots, max_tasks=2, max_pages=2, obey_robots=False))
         await crawler.crawl()
-    same, many = (crawler.done[root] for root in roots)
+    same, many = (crawler.ledger.done[root] for root in roots)
     assert same.size > 10_000_000 and many.size > 9_000_000
     assert (same.num_urls, same.num_new_urls) == (1, 0)  # the leaf is left by max_pages
-    assert crawler.unfetched == {base + "/hostile/dense/leaf/x"}
+    assert crawler.ledger.unfetched == {base + "/hostile/dense/leaf/x"}
     assert many.num_urls == MAX_LINKS
-    assert len(crawler.filtered) == MAX_LINKS  # out of scope: dense.invalid
-    assert "http://dense.invalid/0" in crawler.filtered
+    assert len(crawler.ledger.filtered) == MAX_LINKS  # out of scope: dense.invalid
+    assert "http://dense.invalid/0" in crawler.ledger.filtered
     assert_accounted(crawler)
 
 
@@ -214,6 +214,6 @@ async def test_big_pages_are_parsed_a_few_at_a_time(
     roots = tuple(f"{root}big/{i}" for i in range(pages))
     crawler = Crawler(CrawlConfig(roots=roots, max_tasks=pages, per_host=0, max_pages=pages))
     await asyncio.wait_for(crawler.crawl(), 60)
-    assert all(crawler.done[url].num_urls == 1 for url in roots)
+    assert all(crawler.ledger.done[url].num_urls == 1 for url in roots)
     assert 1 <= most <= bound
     assert all(w.state is WorkerState.STOPPED for w in crawler.workers.values())

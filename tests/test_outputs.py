@@ -50,14 +50,14 @@ async def test_a_record_listener_that_raises_stops_the_crawl_and_loses_nothing(
         if len(heard) == 3:
             raise RuntimeError("listener bug")
 
-    crawler.record_listeners.append(flaky)
+    crawler.ledger.record_listeners.append(flaky)
     await asyncio.wait_for(crawler.crawl(), NO_HANG)
     assert crawler.phase is Phase.STOPPED
-    assert [str(f) for f in crawler.faults] == ["listener bug"]
-    assert flaky not in crawler.record_listeners  # detached: told once, never again
+    assert [str(f) for f in crawler.ledger.faults] == ["listener bug"]
+    assert flaky not in crawler.ledger.record_listeners  # detached: told once, never again
     assert len(heard) == 3
-    assert heard[2] in crawler.done  # the record it failed on was kept first
-    assert not crawler.failed  # and no URL was blamed for the listener's bug
+    assert heard[2] in crawler.ledger.done  # the record it failed on was kept first
+    assert not crawler.ledger.failed  # and no URL was blamed for the listener's bug
     assert_accounted(crawler)
 
 
@@ -67,14 +67,14 @@ async def test_a_state_listener_that_raises_stops_the_crawl_and_loses_nothing(
     crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=3))
 
     def flaky(w: Worker | None) -> None:
-        if crawler.done:
+        if crawler.ledger.done:
             raise OSError("viewer gone")
 
     crawler.state_listeners.append(flaky)
     await asyncio.wait_for(crawler.crawl(), NO_HANG)
     assert crawler.phase is Phase.STOPPED
-    assert [str(f) for f in crawler.faults] == ["viewer gone"]
-    assert not crawler.failed
+    assert [str(f) for f in crawler.ledger.faults] == ["viewer gone"]
+    assert not crawler.ledger.failed
     assert_accounted(crawler)
 
 
@@ -93,8 +93,8 @@ async def test_when_every_worker_dies_the_crawl_ends_and_says_so(demo: DemoServe
     crawler.ledger.failure = failure  # type: ignore[method-assign]
     await asyncio.wait_for(crawler.crawl(), NO_HANG)
     assert crawler.phase is Phase.STOPPED
-    assert crawler.faults and all(isinstance(f, WorkerDied) for f in crawler.faults)
-    assert "KeyError" in str(crawler.faults[0])
+    assert crawler.ledger.faults and all(isinstance(f, WorkerDied) for f in crawler.ledger.faults)
+    assert "KeyError" in str(crawler.ledger.faults[0])
     assert not any(w.alive for w in crawler.workers.values())
     assert crawler.accounting().queued >= 1  # the URL the dead worker held went back
     assert_accounted(crawler)
@@ -109,7 +109,7 @@ async def test_workers_that_die_before_taking_a_url_end_the_crawl(demo: DemoServ
     crawler._hold_if_paused = broken  # type: ignore[method-assign]
     await asyncio.wait_for(crawler.crawl(), NO_HANG)
     assert crawler.phase is Phase.STOPPED
-    assert {str(f) for f in crawler.faults} <= {
+    assert {str(f) for f in crawler.ledger.faults} <= {
         f"worker {i} died: RuntimeError: cannot wait" for i in range(4)
     }
     assert crawler.accounting().queued == 1  # the root, never taken: left, not lost

@@ -52,29 +52,29 @@ def site(robots_handler: Handler | None) -> dict[str, Handler]:
 async def test_robots_rules_are_obeyed(serve: Serve) -> None:
     root = await serve(site(robots(200, "User-agent: *\nDisallow: /private/\n")))
     crawler = await run_crawl(root)
-    assert set(crawler.done) == {root, root + "a", root + "c"}
-    assert crawler.filtered == {root + "private/b": "disallowed by robots.txt"}
+    assert set(crawler.ledger.done) == {root, root + "a", root + "c"}
+    assert crawler.ledger.filtered == {root + "private/b": "disallowed by robots.txt"}
     assert_accounted(crawler)
 
 
 async def test_ignore_robots_fetches_everything(serve: Serve) -> None:
     root = await serve(site(robots(200, "User-agent: *\nDisallow: /\n")))
     crawler = await run_crawl(root, obey_robots=False)
-    assert len(crawler.done) == 4
+    assert len(crawler.ledger.done) == 4
 
 
 async def test_robots_4xx_allows_everything(serve: Serve) -> None:
     root = await serve(site(None))  # no robots.txt at all: 404
     crawler = await run_crawl(root)
-    assert len(crawler.done) == 4
-    assert crawler.filtered == {}
+    assert len(crawler.ledger.done) == 4
+    assert crawler.ledger.filtered == {}
 
 
 async def test_robots_5xx_disallows_everything(serve: Serve) -> None:
     root = await serve(site(robots(503)))
     crawler = await run_crawl(root)
-    assert crawler.done == {}
-    assert crawler.filtered == {root: "robots.txt answered 503: all disallowed (RFC 9309)"}
+    assert crawler.ledger.done == {}
+    assert crawler.ledger.filtered == {root: "robots.txt answered 503: all disallowed (RFC 9309)"}
 
 
 async def test_robots_is_fetched_once_per_host(serve: Serve) -> None:
@@ -92,7 +92,7 @@ async def test_robots_is_fetched_once_per_host(serve: Serve) -> None:
     root = await serve(routes)
     crawler = await run_crawl(root, max_tasks=10)
     assert hits == 1
-    assert len(crawler.done) == 31
+    assert len(crawler.ledger.done) == 31
 
 
 async def test_crawl_delay_spaces_requests(serve: Serve) -> None:
@@ -144,7 +144,7 @@ async def test_per_host_limit_holds(serve: Serve) -> None:
     watcher = asyncio.create_task(watch())
     await crawler.crawl()
     watcher.cancel()
-    assert len(crawler.done) == 41
+    assert len(crawler.ledger.done) == 41
     assert peak == 3
     assert throttled_seen
 
@@ -167,7 +167,7 @@ async def test_oversize_bodies_are_cut_and_recorded(serve: Serve) -> None:
 
     root = await serve({"/": html('<a href="/big">big</a>'), "/big": big})
     crawler = await run_crawl(root, max_size=1000)
-    record = crawler.done[root + "big"]
+    record = crawler.ledger.done[root + "big"]
     assert record.status == 200
     assert record.exception is not None and record.exception.startswith("TooLarge")
     assert record.num_urls == 0
@@ -177,8 +177,8 @@ async def test_links_per_page_are_capped(serve: Serve) -> None:
     links = "".join(f'<a href="/p{i}">p</a>' for i in range(500))
     root = await serve({"/": html(links)})
     crawler = await run_crawl(root, max_links=50, max_pages=1)
-    assert crawler.done[root].num_urls == 50
-    assert len(crawler.seen_urls) == 51
+    assert crawler.ledger.done[root].num_urls == 50
+    assert len(crawler.ledger.seen_urls) == 51
 
 
 async def peak_concurrency(per_host: int) -> tuple[int, Crawler]:
@@ -192,7 +192,7 @@ async def test_the_demo_site_sees_the_per_host_limit_hold() -> None:
     free_peak, free = await peak_concurrency(per_host=0)
     assert limited_peak == 4
     assert free_peak > 4  # the measurement can see more, when more happens
-    assert {path(u) for u in limited.done} == {path(u) for u in free.done}
+    assert {path(u) for u in limited.ledger.done} == {path(u) for u in free.ledger.done}
     assert limited.accounting().balanced
 
 
@@ -226,8 +226,8 @@ async def test_a_robots_txt_sent_in_pieces_is_obeyed_to_its_last_line(name: str)
     assert robots.endswith(b"Disallow: /secret\n")
     assert len(case.pieces) > 1 and all(pause > 0 for pause, _ in case.pieces[1:])
     assert app[ORIGIN_REQUESTS]["/secret"] == 0
-    assert crawler.filtered == {root + "secret": "disallowed by robots.txt"}
-    assert set(crawler.done) == {root, root + "open"}
+    assert crawler.ledger.filtered == {root + "secret": "disallowed by robots.txt"}
+    assert set(crawler.ledger.done) == {root, root + "open"}
     assert_accounted(crawler)
 
 
@@ -273,8 +273,8 @@ async def test_past_500_kib_rules_are_ignored_and_a_line_the_limit_cuts_is_dropp
     routes.update({p: html(p) for p in ("/early", "/private/", "/late")})
     root = await serve(routes)
     crawler = await run_crawl(root)
-    assert crawler.filtered == {root + "early": "disallowed by robots.txt"}
-    assert set(crawler.done) == {root, root + "private/", root + "late"}
+    assert crawler.ledger.filtered == {root + "early": "disallowed by robots.txt"}
+    assert set(crawler.ledger.done) == {root, root + "private/", root + "late"}
 
 
 def test_robots_text_keeps_whole_lines_and_all_of_a_file_within_the_limit() -> None:
@@ -298,7 +298,7 @@ async def test_a_crawl_delay_over_the_cap_is_capped_recorded_and_reported() -> N
         # Uncapped, the crawl would sleep a day per page: a bound turns that into a failure.
         await asyncio.wait_for(crawler.crawl(), 60)
     origin = root.rstrip("/")
-    assert len(crawler.done) == CRAWL_DELAY_PAGES
+    assert len(crawler.ledger.done) == CRAWL_DELAY_PAGES
     assert crawler.robots.crawl_delays == {origin: CrawlDelay(origin, 86400.0, 0.05)}
     out = io.StringIO()
     write_report(crawler, out)

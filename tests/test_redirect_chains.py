@@ -201,19 +201,19 @@ async def test_the_report_of_the_comb_lists_each_hop_once() -> None:
     async with hostile_site() as base:
         crawler = Crawler(CrawlConfig(roots=(base + COMB,), max_tasks=10, per_host=0))
         await asyncio.wait_for(crawler.crawl(), 120)
-    assert len(crawler.done) == 2 * TEETH + 2 and not crawler.failed
-    assert len(crawler.redirects) == 2 * TEETH
+    assert len(crawler.ledger.done) == 2 * TEETH + 2 and not crawler.ledger.failed
+    assert len(crawler.ledger.redirects) == 2 * TEETH
     assert_accounted(crawler)
     out = io.StringIO()
     write_report(crawler, out)
     report = out.getvalue()
     after = report.splitlines()[report.splitlines().index("Redirect chains:") + 1 :]
     lines = list(itertools.takewhile(lambda line: line.startswith("  http"), after))
-    assert len(lines) == crawler.redirects.chain_count
+    assert len(lines) == crawler.ledger.redirects.chain_count
     # One arrow per hop (a chain per tooth with the whole tail: 2.9 million, 217 MB).
-    assert sum(line.count(" -> ") for line in lines) == len(crawler.redirects)
-    assert len(report) < 300 * len(crawler.done)
-    chains = crawler.chains()
+    assert sum(line.count(" -> ") for line in lines) == len(crawler.ledger.redirects)
+    assert len(report) < 300 * len(crawler.ledger.done)
+    chains = crawler.ledger.chains()
     assert [c.end for c in chains].count(ChainEnd.FETCHED) == 1
     assert {c.end for c in chains} == {ChainEnd.FETCHED, ChainEnd.MEETS}
 
@@ -233,7 +233,7 @@ async def test_a_replay_keeps_its_chains_right_back_and_forth(tmp_path: Path) ->
         fresh.seek(t)
         assert replay.chains() == fresh.chains(), f"at {fraction}"
         assert replay.chain_preview(50, 5) == fresh.chain_preview(50, 5)
-    assert replay.chains() == crawler.chains()
+    assert replay.chains() == crawler.ledger.chains()
 
 
 async def test_the_tui_crawls_the_comb_to_the_end_and_draws_what_it_can_show() -> None:
@@ -257,7 +257,7 @@ async def test_the_tui_crawls_the_comb_to_the_end_and_draws_what_it_can_show() -
                 shown, total = crawler.chain_preview(MAX_CHAINS, MAX_HOPS)
                 drawn = tree._chains
                 assert list(drawn.values()) == shown  # the last redraw came after the end
-                assert total == crawler.redirects.chain_count >= TEETH
+                assert total == crawler.ledger.redirects.chain_count >= TEETH
                 nodes = list(tree.root.children)
                 assert len(nodes) == MAX_CHAINS + 1  # and "… N more chains"
                 assert (

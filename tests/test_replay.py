@@ -27,8 +27,8 @@ def panels(crawl: Crawler | ReplayedCrawl) -> dict[str, Any]:
         "workers": [(v.id, v.state, v.url, v.pages, v.paused) for v in snap.workers],
         "accounting": snap.accounting,
         "unfinished": snap.unfinished,
-        "recent": [r.url for r in list(crawl.recent)[-20:]],
-        "chains": [(c.urls, c.end, c.status, c.meets) for c in crawl.chains()],
+        "recent": [r.url for r in list(crawl.recent_fetches())[-20:]],
+        "chains": [(c.urls, c.end, c.status, c.meets) for c in crawl.chain_preview(999, 999)[0]],
     }
 
 

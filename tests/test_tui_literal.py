@@ -51,7 +51,7 @@ async def test_markup_and_escapes_in_crawled_urls_render_literally(serve: Serve)
         text = screen_text(app)
         assert app.is_running  # [@click=app.quit] quit nothing
         origin = root.rstrip("/")
-        for url in list(crawler.done)[1:]:
+        for url in list(crawler.ledger.done)[1:]:
             # However the engine spelled the URL, the screen shows exactly that.
             assert printable(short_url(url, origin)) in text, url
         assert "unusable Location header" in text

@@ -30,7 +30,7 @@ async def test_p_pauses_and_resumes_the_whole_crawl() -> None:
     app = CrawlScopeApp(LiveCrawl(make_config=config(5), demo=SLOW))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
-        await until(pilot, lambda: len(crawler.done) >= 3, "a few pages")
+        await until(pilot, lambda: len(crawler.ledger.done) >= 3, "a few pages")
         await pilot.press("p")
         assert crawler.paused_all and crawler.phase is Phase.PAUSED
         await until(
@@ -38,15 +38,15 @@ async def test_p_pauses_and_resumes_the_whole_crawl() -> None:
             lambda: all(w.state is WorkerState.PAUSED for w in crawler.workers.values() if w.alive),
             "every worker paused (after the fetch in hand)",
         )
-        done = len(crawler.done)
+        done = len(crawler.ledger.done)
         await frames(pilot, 5)
-        assert len(crawler.done) == done
+        assert len(crawler.ledger.done) == done
         assert "PAUSED" in screen_text(app)
         assert app.screen.active_bindings["p"].binding.action == "resume_all"
 
         await pilot.press("p")
         assert not crawler.paused_all and crawler.phase is Phase.RUNNING
-        await until(pilot, lambda: len(crawler.done) > done, "crawling again")
+        await until(pilot, lambda: len(crawler.ledger.done) > done, "crawling again")
         await frames(pilot, 1)
         assert "RUNNING" in screen_text(app)
 
@@ -62,8 +62,8 @@ async def test_space_pauses_and_resumes_the_selected_worker() -> None:
         worker = crawler.workers[1]
         assert worker.paused
         await until(pilot, lambda: worker.state is WorkerState.PAUSED, "worker 1 paused")
-        pages, done = worker.pages, len(crawler.done)
-        await until(pilot, lambda: len(crawler.done) >= done + 5, "the others crawl on")
+        pages, done = worker.pages, len(crawler.ledger.done)
+        await until(pilot, lambda: len(crawler.ledger.done) >= done + 5, "the others crawl on")
         assert worker.pages == pages and worker.state is WorkerState.PAUSED
         assert app.screen.active_bindings["space"].binding.action == "resume_worker"
 
@@ -87,7 +87,7 @@ async def test_cancel_puts_the_url_back_and_loses_nothing() -> None:
         assert not worker.alive and worker.url is None
         assert crawler.accounting().balanced
         queued = {url for url, _ in list(crawler.q._queue)}  # type: ignore[attr-defined]
-        elsewhere = {w.url for w in crawler.workers.values()} | set(crawler.done)
+        elsewhere = {w.url for w in crawler.workers.values()} | set(crawler.ledger.done)
         assert held in queued | elsewhere, "the cancelled worker's URL vanished"
         await frames(pilot, 1)
         assert "cancelled" in screen_text(app)
@@ -96,7 +96,7 @@ async def test_cancel_puts_the_url_back_and_loses_nothing() -> None:
 
         await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")
         assert_accounted(crawler)
-        assert held in crawler.done
+        assert held in crawler.ledger.done
 
     async with DemoServer(demo) as server:
         undisturbed = await run_crawl(server.url, max_tasks=4)
@@ -141,7 +141,7 @@ async def test_q_stops_the_crawl_and_the_report_follows() -> None:
     app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=SLOW))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
-        await until(pilot, lambda: len(crawler.done) >= 3, "a few pages")
+        await until(pilot, lambda: len(crawler.ledger.done) >= 3, "a few pages")
         await pilot.press("q")
         for _ in range(600):  # the app exits on its own once the crawl has stopped
             if not app.is_running:

@@ -160,7 +160,9 @@ async def test_the_tui_records_what_it_shows(tmp_path: Path) -> None:
     replay = ReplayedCrawl.load(path)
     replay.seek(replay.duration)
     assert replay.phase is Phase.FINISHED
-    assert set(replay.done) == set(crawler.done) and replay.accounting() == crawler.accounting()
+    assert (
+        set(replay.done) == set(crawler.ledger.done) and replay.accounting() == crawler.accounting()
+    )
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ async def test_keys_act_within_a_few_frames_while_100_workers_crawl() -> None:
         crawler = await crawler_of(pilot)
         await until(
             pilot,
-            lambda: len(crawler.done) >= 300 and crawler.q.qsize() >= 1000,
+            lambda: len(crawler.ledger.done) >= 300 and crawler.q.qsize() >= 1000,
             "a busy crawl with a long queue",
         )
         assert sum(1 for w in crawler.workers.values() if w.alive) == 100

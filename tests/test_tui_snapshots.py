@@ -38,10 +38,10 @@ async def paused_mid_crawl(pilot: Pilot[int]) -> None:
     crawler = await crawler_of(pilot)
 
     def pause_at_count(_record: FetchRecord) -> None:
-        if len(crawler.done) + len(crawler.failed) == PAUSE_AFTER:
+        if len(crawler.ledger.done) + len(crawler.ledger.failed) == PAUSE_AFTER:
             crawler.pause_all()
 
-    crawler.record_listeners.append(pause_at_count)
+    crawler.ledger.record_listeners.append(pause_at_count)
     await pilot.press("p")
     worker = crawler.workers[0]
     await until(

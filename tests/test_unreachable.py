@@ -32,7 +32,7 @@ async def test_the_reason_is_the_connection_error_not_the_rule_it_led_to(
     root = f"http://127.0.0.1:{unused_tcp_port}/"
     crawler = await run_crawl(root)
     # In the books it stays what RFC 9309 makes of it: filtered, all disallowed.
-    assert crawler.filtered[root].startswith("robots.txt unreachable (")
+    assert crawler.ledger.filtered[root].startswith("robots.txt unreachable (")
     ((where, why),) = unreachable_roots(crawler)
     assert where == root
     assert why.startswith("ClientConnectorError: ") and REFUSED in why

@@ -278,10 +278,12 @@ def _crawl_blocking(args: argparse.Namespace, config: CrawlConfig) -> int:
     except OSError as exc:
         return _fail(f"cannot write output: {exc}")
     if writer is not None:
-        crawler.record_listeners.append(writer)
+        crawler.ledger.record_listeners.append(writer)
         crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
     if args.verbose:
-        crawler.record_listeners.append(lambda r: print(url_line(r, Counter()), file=sys.stderr))
+        crawler.ledger.record_listeners.append(
+            lambda r: print(url_line(r, Counter()), file=sys.stderr)
+        )
     try:
         crawler.run()
     except KeyboardInterrupt:

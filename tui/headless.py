@@ -109,7 +109,7 @@ def _open_sinks(crawler: Crawler, output: str | None, record: str | None) -> lis
         if output:
             writer = JsonlWriter(output)
             sinks.append(writer)
-            crawler.record_listeners.append(writer)
+            crawler.ledger.record_listeners.append(writer)
             crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
         if record:
             sinks.append(Recorder(crawler, record))
@@ -131,7 +131,7 @@ def closed_pipe(crawler: Crawler) -> bool:
     """Whether a reader of an output went away (`| head`): an end to take quietly."""
     return any(
         isinstance(f, BrokenPipeError) or (isinstance(f, OutputError) and f.closed_pipe)
-        for f in crawler.faults
+        for f in crawler.ledger.faults
     )
 
 
@@ -154,7 +154,7 @@ async def run_headless(
     sinks = _open_sinks(crawler, output, record)
     if verbose:
         # url_line tallies categories as it goes; a verbose line has no use for the tally.
-        crawler.record_listeners.append(lambda r: print(url_line(r, Counter()), file=err))
+        crawler.ledger.record_listeners.append(lambda r: print(url_line(r, Counter()), file=err))
     progress = None
     if not quiet and not verbose and err.isatty():
         progress = asyncio.create_task(_show_progress(crawler, err))
@@ -176,7 +176,7 @@ async def run_headless(
 
 def exit_status(crawler: Crawler, signum: int | None, err: TextIO) -> int:
     """Say what went wrong, one line each, and give the status it earns."""
-    faults = list(dict.fromkeys(describe_fault(f) for f in crawler.faults))
+    faults = list(dict.fromkeys(describe_fault(f) for f in crawler.ledger.faults))
     for line in faults:
         print(f"crawlscope: {printable(line)}", file=err)
     if signum is not None:

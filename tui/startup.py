@@ -64,8 +64,8 @@ class LiveCrawl:
             started(crawler, crawler, demo_url)
             await crawler.crawl()
             self.unreachable = unreachable_roots(crawler)
-            if crawler.faults:
-                raise crawler.faults[0]  # why it stopped: a listener failed, say --record's
+            if crawler.ledger.faults:
+                raise crawler.ledger.faults[0]  # why it stopped: a listener failed, say --record's
 
     def write_report(self, out: TextIO) -> bool:
         """Print the crawl's report (if it started); True if there was one."""

@@ -304,11 +304,12 @@ async def _serve_origins(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _index(request: web.Request) -> web.Response:
+    origins: dict[str, str] = request.app[CONN_ORIGINS]
     return origins_page(
         "kept-alive connection cases",
         "Each case owns every request on its connections, so it is a server of its own.",
         ((case.name, case.about) for case in CASES),
-        request.app[CONN_ORIGINS],
+        origins,
     )
 
 

@@ -204,11 +204,12 @@ async def _serve_origins(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _index(request: web.Request) -> web.Response:
+    origins: dict[str, str] = request.app[ROBOTS_ORIGINS]
     return origins_page(
         "robots.txt cases",
         "robots.txt is per origin, so each case is a server of its own.",
         ((case.name, case.about) for case in CASES),
-        request.app[ROBOTS_ORIGINS],
+        origins,
     )
 
 

@@ -37,7 +37,7 @@ class Recorder:
         self._write({"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),
                      "config": config})  # fmt: skip
         crawler.state_listeners.append(self.on_state)
-        crawler.record_listeners.append(self.on_record)
+        crawler.ledger.record_listeners.append(self.on_record)
 
     def _now(self) -> float:
         if self._t0 is None:
@@ -80,12 +80,12 @@ class Recorder:
     def on_record(self, record: FetchRecord) -> None:
         event: dict[str, Any] = {"t": self._now(), "kind": "fetch", "record": record.to_dict()}
         if record.next_url is not None:
-            event["budget_left"] = record.url not in self.crawler.redirects.limited
+            event["budget_left"] = record.url not in self.crawler.ledger.redirects.limited
             # What became of the target, if it will never have a record of its own.
             target = record.next_url
-            if target in self.crawler.filtered:
+            if target in self.crawler.ledger.filtered:
                 event["target"] = "filtered"
-            elif target in self.crawler.unfetched:
+            elif target in self.crawler.ledger.unfetched:
                 event["target"] = "unfetched"
         event.update(self._counts())
         self._write(event)
@@ -97,8 +97,8 @@ class Recorder:
         # The file is closing: nothing more to hear.
         if self.on_state in self.crawler.state_listeners:
             self.crawler.state_listeners.remove(self.on_state)
-        if self.on_record in self.crawler.record_listeners:
-            self.crawler.record_listeners.remove(self.on_record)
+        if self.on_record in self.crawler.ledger.record_listeners:
+            self.crawler.ledger.record_listeners.remove(self.on_record)
         event: dict[str, Any] = {"t": self._now(), "kind": "end"}
         event.update(self._counts())
         try:
