@@ -59,7 +59,7 @@ class Crawler:
         self.config = config
         self.session = session
         self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
-        self.ledger = Ledger(config, self.q.put_nowait)
+        self.ledger = Ledger(config)
         # Called with the worker after each of its state changes, and with None after a
         # change of phase (a recorder listens; nothing does by default).
         self.state_listeners: Listeners[Worker | None] = Listeners(self.ledger.report_fault)
@@ -94,7 +94,8 @@ class Crawler:
             self.session = self._make_session()
             self._own_session = True
         try:
-            self.ledger.add_roots()
+            for pair in self.ledger.add_roots():
+                self.q.put_nowait(pair)
             for _ in range(self.config.max_tasks):
                 self.add_worker()
             joined = asyncio.ensure_future(self.q.join())
@@ -234,7 +235,10 @@ class Crawler:
         if self.ledger.will_parse(answer):
             await self._step(w, WorkerState.PARSING)
             answer = await self._parse_big_page(url, answer)
-        self._finish(w, self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start))
+        record, new = self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start)
+        for pair in new:
+            self.q.put_nowait(pair)  # the chapter's put, right where the links are found
+        self._finish(w, record)
 
     async def _robots_allow(self, w: Worker, url: str, origin: str) -> float | None:
         """The Crawl-delay to keep if robots.txt allows `url`; None (and filtered) if not."""

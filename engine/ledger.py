@@ -26,7 +26,7 @@ from .urls import Scope, normalize
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 RecordListener = Callable[[FetchRecord], None]
-Put = Callable[[tuple[str, int]], None]  # puts a (url, max_redirect) pair on the queue
+Pair = tuple[str, int]  # (url, max_redirect): what the queue holds
 FaultHandler = Callable[[Exception], None]
 
 T = TypeVar("T")
@@ -69,13 +69,12 @@ class Answer:
 
 
 class Ledger:
-    def __init__(self, config: CrawlConfig, put: Put) -> None:
+    def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self.max_redirect = config.max_redirect
         self.scope = Scope(
             config.root_urls, config.strict, config.compiled_exclude, config.max_url_length
         )
-        self._put = put
         self.seen_urls: set[str] = set()
         self.done: dict[str, FetchRecord] = {}  # a response came (any status)
         self.failed: dict[str, FetchRecord] = {}  # no response after max_tries
@@ -94,13 +93,16 @@ class Ledger:
         self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
         self._admitted = 0
 
-    def add_roots(self) -> None:
-        for root in self.config.root_urls:
-            if root not in self.seen_urls:
-                self.admit(root, self.max_redirect, 0, None)
+    def add_roots(self) -> list[Pair]:
+        """The roots, seen now: the pairs for the queue (those the rules let in)."""
+        return [
+            (root, self.max_redirect)
+            for root in self.config.root_urls
+            if root not in self.seen_urls and self.admit(root, self.max_redirect, 0, None)
+        ]
 
     def admit(self, url: str, max_redirect: int, depth: int, referrer: str | None) -> bool:
-        """Mark a new URL seen and queue it if the rules allow; True if it was queued."""
+        """Mark a new URL seen; True if the rules let it in (the caller queues it)."""
         self.seen_urls.add(url)
         reason = self.scope.why_not(url)
         if reason is not None:
@@ -114,7 +116,6 @@ class Ledger:
             return False
         self._admitted += 1
         self._origin[url] = (depth, referrer)
-        self._put((url, max_redirect))
         return True
 
     @staticmethod
@@ -125,8 +126,9 @@ class Ledger:
 
     def answered(
         self, url: str, max_redirect: int, answer: Answer, tries: int, worker: int, t_start: float
-    ) -> FetchRecord:
-        """Follow the redirect or take the links an answer gives; its record, not yet kept.
+    ) -> tuple[FetchRecord, list[Pair]]:
+        """Follow the redirect or take the links an answer gives: its record (not yet
+        kept) and the new (url, max_redirect) pairs for the queue.
 
         Synchronous on purpose: between the answer and the record nothing else runs, so
         no other worker can see a half-updated `seen_urls` (the chapter's point about
@@ -147,16 +149,20 @@ class Ledger:
             encoding, links = answer.parsed
         elif self.will_parse(answer):
             encoding, links = parse_links(answer.body, url, answer.charset, self.config.max_links)
-        new = 0
+        new: list[Pair] = []
         if next_url is not None:
             self.redirects.add(url, next_url, budget_left=max_redirect > 0)
             # The chapter's coalescing: a target already seen is on its way already.
-            if max_redirect > 0 and next_url not in self.seen_urls:
-                new += self.admit(next_url, max_redirect - 1, depth, url)
+            if (
+                max_redirect > 0
+                and next_url not in self.seen_urls
+                and self.admit(next_url, max_redirect - 1, depth, url)
+            ):
+                new.append((next_url, max_redirect - 1))
         for link in links:
             if link not in self.seen_urls and self.admit(link, self.max_redirect, depth + 1, url):
-                new += 1
-        return FetchRecord(
+                new.append((link, self.max_redirect))
+        record = FetchRecord(
             url=url,
             status=answer.status,
             next_url=next_url,
@@ -165,7 +171,7 @@ class Ledger:
             content_type=answer.content_type,
             encoding=encoding,
             num_urls=len(links),
-            num_new_urls=new,
+            num_new_urls=len(new),
             tries=tries,
             depth=depth,
             referrer=referrer,
@@ -173,6 +179,7 @@ class Ledger:
             t_start=t_start,
             t_end=time.time(),
         )
+        return record, new
 
     def failure(
         self, url: str, exception: str, tries: int, worker: int, t_start: float

@@ -574,7 +574,7 @@ class CallbackCrawler(KeepsBooks):
         self.config = config
         self.loop = EventLoop(on_step)
         self.todo: deque[tuple[str, int]] = deque()  # URLs waiting for a free slot
-        self.ledger = Ledger(config, self.todo.append)
+        self.ledger = Ledger(config)
         self.workers: dict[int, Slot] = {i: Slot(i) for i in range(config.max_tasks)}
         self.idle: deque[Slot] = deque(self.workers.values())  # slots free for a URL
         self._dispatching = False
@@ -594,7 +594,7 @@ class CallbackCrawler(KeepsBooks):
         self.t0 = time.monotonic()
         self.started_at = time.time()
         self.phase = Phase.RUNNING
-        self.ledger.add_roots()
+        self.todo.extend(self.ledger.add_roots())
         self.dispatch()
 
     def run(self) -> CallbackCrawler:
@@ -664,9 +664,10 @@ class CallbackCrawler(KeepsBooks):
             if self.ledger.will_parse(answer):
                 slot.enter(WorkerState.PARSING)
             try:
-                record = self.ledger.answered(
+                record, new = self.ledger.answered(
                     url, slot.max_redirect, answer, fetcher.tries, slot.id, fetcher.t_start
                 )
+                self.todo.extend(new)
             except Exception as exc:
                 # A surprise in one page is that URL's failure, not the crawl's end. Only
                 # here can it be caught: there is no caller to catch it further up.

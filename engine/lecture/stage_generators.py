@@ -532,7 +532,7 @@ class GeneratorCrawler(KeepsBooks):
         self.config = config
         self.loop = EventLoop(on_step)
         self.q: Queue[tuple[str, int]] = Queue(self.loop)
-        self.ledger = Ledger(config, self.q.put_nowait)
+        self.ledger = Ledger(config)
         self.workers: dict[int, Worker] = {}
         self.robots: dict[str, Task[RobotsRules]] = {}  # origin -> the task fetching it
         self.addresses: dict[tuple[str, int], Address] = {}
@@ -565,7 +565,8 @@ class GeneratorCrawler(KeepsBooks):
         self.t0 = time.monotonic()
         self.started_at = time.time()
         self.phase = Phase.RUNNING
-        self.ledger.add_roots()
+        for pair in self.ledger.add_roots():
+            self.q.put_nowait(pair)
         for i in range(self.config.max_tasks):
             worker = Worker(i)
             worker.task = Task(self.work(worker), self.loop, f"worker-{i}")
@@ -642,7 +643,9 @@ class GeneratorCrawler(KeepsBooks):
         if self.ledger.will_parse(answer):
             w.enter(WorkerState.PARSING)
         # Synchronous: nothing else runs between the answer and its record.
-        record = self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start)
+        record, new = self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start)
+        for pair in new:
+            self.q.put_nowait(pair)
         self._finish(w, record)
 
     def request(
