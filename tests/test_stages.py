@@ -27,16 +27,24 @@ from crawlscope.engine.lecture.rawhttp import ResponseReader, parse_content_type
 from crawlscope.engine.lecture.stage_callbacks import CallbackCrawler, show_stack_ripping
 from crawlscope.engine.lecture.stage_generators import (
     Cancelled,
-    EventLoop,
     Future,
     GeneratorCrawler,
     Queue,
     Task,
+    TaskLoop,
     show_coroutine_traceback,
     sleep,
     suspension,
 )
 from crawlscope.engine.lecture.stages import ENGINES, create, run_blocking
+from crawlscope.engine.lecture.steps import (
+    ClockJumped,
+    FutureResolved,
+    SleepEnded,
+    SocketReady,
+    Step,
+    TimerFired,
+)
 from crawlscope.engine.records import FIELDS, JsonlWriter
 from crawlscope.engine.redirects import ChainEnd
 from crawlscope.engine.report import Crawl, write_report
@@ -263,7 +271,7 @@ def test_stack_ripping_hides_the_code_that_started_the_fetch(serve: Serve) -> No
 def test_step_mode_runs_one_callback_at_a_time(
     serve: Serve, engine: type[CallbackCrawler] | type[GeneratorCrawler]
 ) -> None:
-    told: list[str] = []
+    told: list[Step] = []
     with serve(DemoConfig()) as demo:
         crawler = engine(CrawlConfig(roots=(demo.url,), max_tasks=4), on_step=told.append)
         crawler.start()
@@ -274,10 +282,13 @@ def test_step_mode_runs_one_callback_at_a_time(
                 assert len(told) == steps  # one description per callback run
         crawler.loop.close()
         assert outcomes(crawler, demo) == expected(demo.config)
-    assert any(re.match(r"socket \d+ readable: ", line) for line in told)
+    assert any(isinstance(step, SocketReady) and step.readable for step in told)
     if engine is GeneratorCrawler:
         assert any(
-            re.search(r"'queue get' resolved -> Task._wakeup \[worker-\d\]", s) for s in told
+            isinstance(step, FutureResolved)
+            and (step.future, step.callback) == ("queue get", "Task._wakeup")
+            and (step.about or "").startswith("worker-")
+            for step in told
         )
 
 
@@ -286,7 +297,7 @@ def test_a_worker_can_be_watched_down_to_the_future_it_waits_on(serve: Serve) ->
     futures: set[str] = set()
     crawler: GeneratorCrawler
 
-    def look(_: str) -> None:
+    def look(_: Step) -> None:
         for worker in crawler.workers.values():
             if worker.task is None or worker.task.done():
                 continue
@@ -329,7 +340,7 @@ def test_stop_mid_crawl_puts_held_urls_back(
 
 
 def test_a_held_clock_keeps_timers_from_firing() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
     fired: list[str] = []
     loop.call_later(0.05, fired.append, "timer")
     loop.hold_clock()
@@ -341,8 +352,8 @@ def test_a_held_clock_keeps_timers_from_firing() -> None:
 
 
 def test_a_step_jumps_the_clock_to_a_timer_only_when_no_socket_is_watched() -> None:
-    loop = EventLoop()
-    told: list[str] = []
+    loop = TaskLoop()
+    told: list[Step] = []
     loop.on_step = told.append
     fired: list[str] = []
     loop.hold_clock()
@@ -355,22 +366,23 @@ def test_a_step_jumps_the_clock_to_a_timer_only_when_no_socket_is_watched() -> N
         loop.unwatch(quiet)
     before = loop.time()
     assert loop.step(0, jump=True) is not None and fired == ["backoff"]
-    assert told == ["clock jumped 3600 s: timer fired: list.append"]
+    [jumped] = told
+    assert isinstance(jumped, ClockJumped) and jumped.then == TimerFired("list.append")
+    assert jumped.seconds == pytest.approx(3600)
+    assert str(jumped) == "clock jumped 3600 s: timer fired: list.append"
     assert loop.time() - before == pytest.approx(3600)  # held, yet an hour on
     assert loop.step(0, jump=True) is None  # nothing left to jump to
     loop.close()
 
 
 def test_the_loop_shows_what_it_watches(serve: Serve) -> None:
-    seen: list[list[tuple[int, str, str]]] = []
+    seen: list[list[tuple[int, str, Step]]] = []
     with serve(DemoConfig()) as demo:
         crawler = create("callbacks", CrawlConfig(roots=(demo.url,), max_tasks=2))
         assert isinstance(crawler, CallbackCrawler)
         crawler.loop.on_step = lambda _: seen.append(crawler.loop.registered())
         crawler.run()
-    watched = {
-        (events, what.split(" [")[0].split(": ")[-1]) for rows in seen for _, events, what in rows
-    }
+    watched = {(events, step.callback) for rows in seen for _, events, step in rows}
     assert {("write", "Fetcher.connected"), ("read", "Fetcher.read_response")} <= watched
 
 
@@ -378,7 +390,7 @@ def test_the_loop_shows_what_it_watches(serve: Serve) -> None:
 
 
 def test_a_done_future_resumes_its_waiter_at_once() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
     done: Future[int] = Future(loop)
     done.set_result(42)
 
@@ -396,7 +408,7 @@ def test_a_done_future_resumes_its_waiter_at_once() -> None:
 
 
 def test_a_pending_future_is_yielded_to_the_task_and_its_result_sent_back() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
     future: Future[str] = Future(loop, "answer")
 
     def waiter() -> Any:
@@ -412,7 +424,7 @@ def test_a_pending_future_is_yielded_to_the_task_and_its_result_sent_back() -> N
 
 
 def test_an_exception_in_a_coroutine_fails_its_task() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
 
     def broken() -> Any:
         yield from sleep(loop, 0)
@@ -424,7 +436,7 @@ def test_an_exception_in_a_coroutine_fails_its_task() -> None:
 
 
 def test_cancel_throws_into_the_generator_and_the_task_ends_cancelled() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
     q: Queue[int] = Queue(loop)
     log: list[str] = []
 
@@ -452,7 +464,7 @@ def test_cancel_throws_into_the_generator_and_the_task_ends_cancelled() -> None:
 
 
 def test_a_woken_getter_that_is_cancelled_passes_the_item_on() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
     q: Queue[str] = Queue(loop)
     got: list[str] = []
 
@@ -469,7 +481,7 @@ def test_a_woken_getter_that_is_cancelled_passes_the_item_on() -> None:
 
 
 def test_join_resolves_when_the_unfinished_count_reaches_zero() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
     q: Queue[int] = Queue(loop)
     q.put_nowait(1)
     q.put_nowait(2)
@@ -503,7 +515,7 @@ def test_join_resolves_when_the_unfinished_count_reaches_zero() -> None:
 
 
 def test_sleep_waits_on_a_timer() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
     started = time.monotonic()
     loop.run_until_complete(sleep(loop, 0.05))
     assert time.monotonic() - started >= 0.05
@@ -511,8 +523,18 @@ def test_sleep_waits_on_a_timer() -> None:
     loop.close()
 
 
+def test_a_sleeps_timer_is_told_as_the_end_of_that_sleep() -> None:
+    told: list[Step] = []
+    loop = TaskLoop(told.append)
+    loop.run_until_complete(sleep(loop, 0.01, backoff_of="worker-3"))
+    assert SleepEnded(0.01, "worker-3") in told
+    woke = [s.future for s in told if isinstance(s, FutureResolved)]
+    assert "sleep 0.01s: backoff of worker-3" in woke
+    loop.close()
+
+
 def test_a_task_can_wait_on_another_task() -> None:
-    loop = EventLoop()
+    loop = TaskLoop()
 
     def inner() -> Any:
         yield from sleep(loop, 0)

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CrawlConfig
-from ..ledger import REDIRECT_STATUSES, KeepsBooks, Ledger
+from ..ledger import REDIRECT_STATUSES, Ledger
 from ..politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
 from ..records import FetchRecord, describe_exception
 from ..snapshot import Accounting, Phase
@@ -68,13 +68,14 @@ from .rawhttp import (
     robots_rules,
     robots_unreachable,
 )
+from .steps import ClockJumped, FutureResolved, Scheduled, SocketReady, Step, TimerFired
 
 __all__ = [
     "FETCH_ERRORS",
     "CallbackCrawler",
-    "EventLoop",
     "Fetcher",
     "Handle",
+    "SelectorLoop",
     "Slot",
     "StepHook",
     "show_stack_ripping",
@@ -84,7 +85,7 @@ __all__ = [
 # rawhttp.retryable() says which are worth another try.
 FETCH_ERRORS = (OSError, HttpError)
 
-StepHook = Callable[[str], None]  # told, in a sentence, about each callback the loop runs
+StepHook = Callable[[Step], None]  # told about each callback the loop is about to run
 
 
 # ---- the event loop ------------------------------------------------------------------
@@ -97,10 +98,15 @@ class Handle:
     ready, with the chapter's `(key, mask)` arguments; a timer's or `call_soon`'s once.
     """
 
-    __slots__ = ("args", "callback", "cancelled", "kind", "mask", "sock", "when")
+    __slots__ = ("args", "callback", "cancelled", "kind", "mask", "sock", "told", "when")
 
     def __init__(
-        self, callback: Callable[..., Any], args: tuple[Any, ...], kind: str, when: float = 0.0
+        self,
+        callback: Callable[..., Any],
+        args: tuple[Any, ...],
+        kind: str,
+        when: float = 0.0,
+        told: Step | None = None,
     ) -> None:
         self.callback = callback
         self.args = args
@@ -109,33 +115,31 @@ class Handle:
         self.cancelled = False
         self.sock: socket.socket | None = None
         self.mask = 0
+        self.told = told  # what it means, when its maker knows better than as_step()
 
     def cancel(self) -> None:
         self.cancelled = True
 
-    def describe(self) -> str:
-        """What running this handle means, in a sentence (built only when asked)."""
-        name = getattr(self.callback, "__qualname__", type(self.callback).__name__)
+    def as_step(self) -> Step:
+        """What running this handle means, as a step event (built only when asked)."""
+        if self.told is not None:
+            return self.told
+        callback = getattr(self.callback, "__qualname__", type(self.callback).__name__)
         owner = getattr(self.callback, "__self__", None)
         label = getattr(owner, "label", None)
-        target = f"{name} [{label}]" if label else name
         if self.kind == "io":
             fd = self.sock.fileno() if self.sock is not None else -1
-            ready = "readable" if self.mask & selectors.EVENT_READ else "writable"
-            return f"socket {fd} {ready}: {target}"
+            readable = bool(self.mask & selectors.EVENT_READ)
+            return SocketReady(fd, readable, callback, label)
         first = getattr(self.args[0], "label", None) if self.args else None
         if self.kind == "timer":
             # A plain function on a timer (a deadline, say) names what it acts on.
-            return (
-                f"timer fired: {target} [{first}]"
-                if first and not label
-                else f"timer fired: {target}"
-            )
+            return TimerFired(callback, label or first)
         # A future's done callback: name the future, which is what woke the target.
-        return f"{first!r} resolved -> {target}" if first else f"scheduled: {target}"
+        return FutureResolved(first, callback, label) if first else Scheduled(callback, label)
 
 
-class EventLoop:
+class SelectorLoop:
     """The chapter's `loop()`: select, then run the callback of each ready socket; plus
     timers (a heap) for backoff and deadlines, and a ready queue.
 
@@ -190,9 +194,12 @@ class EventLoop:
         self.ready.append(handle)
         return handle
 
-    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any) -> Handle:
+    def call_later(
+        self, delay: float, callback: Callable[..., Any], *args: Any, step: Step | None = None
+    ) -> Handle:
+        """`step`: what the timer firing means, if more than its callback says."""
         when = self.time() + delay
-        handle = Handle(callback, args, "timer", when)
+        handle = Handle(callback, args, "timer", when, step)
         heapq.heappush(self.timers, (when, next(self._seq), handle))
         return handle
 
@@ -310,10 +317,8 @@ class EventLoop:
             return 0
         jumped, self._jumped = self._jumped, None
         if self.on_step is not None:
-            told = handle.describe()
-            if jumped is not None:
-                told = f"clock jumped {round(jumped, 2):g} s: {told}"
-            self.on_step(told)
+            step = handle.as_step()
+            self.on_step(step if jumped is None else ClockJumped(jumped, step))
             if handle.cancelled:
                 return 0  # the hook acted (a UI's stop, say) and this callback is moot now
         self.current = handle
@@ -351,25 +356,25 @@ class EventLoop:
 
     # -- what an observer reads --
 
-    def registered(self) -> list[tuple[int, str, str]]:
-        """(fd, "read" or "write", the callback in words) for each watched socket."""
+    def registered(self) -> list[tuple[int, str, Step]]:
+        """(fd, "read" or "write", the step it will be) for each watched socket."""
         rows = []
         for key in list(self.selector.get_map().values()):
             events = "read" if key.events & selectors.EVENT_READ else "write"
-            rows.append((key.fd, events, key.data.describe()))
+            rows.append((key.fd, events, key.data.as_step()))
         return rows
 
-    def pending(self) -> list[str]:
-        """The ready queue, in words, in the order it will run."""
-        return [handle.describe() for handle in self.ready if not handle.cancelled]
+    def pending(self) -> list[Step]:
+        """The ready queue's steps, in the order they will run."""
+        return [handle.as_step() for handle in self.ready if not handle.cancelled]
 
-    def timers_due(self) -> list[tuple[float, str]]:
-        """(seconds from now, what) for each live timer, soonest first."""
+    def timers_due(self) -> list[tuple[float, Step]]:
+        """(seconds from now, the step it will be) for each live timer, soonest first."""
         now = self.time()
         # Sorted with the sequence number: two timers due at the same moment must not
         # fall back on comparing their handles.
         live = sorted((when, seq, h) for when, seq, h in self.timers if not h.cancelled)
-        return [(when - now, h.describe()) for when, _, h in live]
+        return [(when - now, h.as_step()) for when, _, h in live]
 
 
 # ---- the fetcher ---------------------------------------------------------------------
@@ -561,7 +566,7 @@ class Fetcher:
 # ---- the crawler ---------------------------------------------------------------------
 
 
-class CallbackCrawler(KeepsBooks):
+class CallbackCrawler:
     """The crawl as callbacks: `run()` blocks until every URL is done.
 
     Satisfies report.py's protocol (`config`, `ledger`, `elapsed`, `accounting()`), and
@@ -572,7 +577,7 @@ class CallbackCrawler(KeepsBooks):
 
     def __init__(self, config: CrawlConfig, on_step: StepHook | None = None) -> None:
         self.config = config
-        self.loop = EventLoop(on_step)
+        self.loop = SelectorLoop(on_step)
         self.todo: deque[tuple[str, int]] = deque()  # URLs waiting for a free slot
         self.ledger = Ledger(config)
         self.workers: dict[int, Slot] = {i: Slot(i) for i in range(config.max_tasks)}

@@ -15,7 +15,7 @@ Everything here is built from those parts, written anew in today's Python:
 - `Task(Future)`: drives a generator with `send()` (or `throw()` when the future failed)
   and resolves itself when the generator returns. `cancel()` throws `Cancelled` into the
   generator where it is suspended; timeouts use the same mechanism with `TimeoutError`.
-- `EventLoop`: stage 1's loop, unchanged, plus `run_until_complete`, which stops through
+- `TaskLoop`: stage 1's `SelectorLoop`, unchanged, plus `run_until_complete`, which stops through
   a done callback that raises `StopError`, as in the chapter.
 - `Queue`: `get()` (a coroutine), `put_nowait`, and `join()` / `task_done()` on a
   Future. A Future cannot be reset (footnote 13), so a new one is made when work
@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ..config import CrawlConfig
-from ..ledger import REDIRECT_STATUSES, Answer, KeepsBooks, Ledger
+from ..ledger import REDIRECT_STATUSES, Answer, Ledger
 from ..politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
 from ..records import FetchRecord, describe_exception
 from ..snapshot import Accounting, Phase
@@ -81,21 +81,21 @@ from .rawhttp import (
     robots_rules,
     robots_unreachable,
 )
-from .stage_callbacks import EventLoop as CallbackLoop
-from .stage_callbacks import StepHook
+from .stage_callbacks import SelectorLoop, StepHook
+from .steps import SleepEnded
 
 __all__ = [
     "FETCH_ERRORS",
     "Cancelled",
     "Coroutine",
-    "EventLoop",
     "Future",
     "GeneratorCrawler",
+    "GeneratorWorker",
     "Link",
     "Queue",
     "StopError",
     "Task",
-    "Worker",
+    "TaskLoop",
     "connect",
     "read",
     "read_all",
@@ -131,7 +131,7 @@ class InvalidState(Exception):
 class Future(Generic[T]):
     """A result that is not there yet; `yield from future` waits for it."""
 
-    def __init__(self, loop: EventLoop, label: str = "future") -> None:
+    def __init__(self, loop: TaskLoop, label: str = "future") -> None:
         self.loop = loop
         self.label = label  # what it stands for, shown by observers and step mode
         self._done = False
@@ -200,7 +200,7 @@ class Future(Generic[T]):
 class Task(Future[T]):
     """A coroutine wrapped in a Future: resolved by its generator's return value."""
 
-    def __init__(self, gen: Coroutine[T], loop: EventLoop, name: str = "task") -> None:
+    def __init__(self, gen: Coroutine[T], loop: TaskLoop, name: str = "task") -> None:
         super().__init__(loop, name)
         self.gen = gen  # kept, so gi_frame and gi_yieldfrom can be read (figure 5.3)
         self.name = name
@@ -276,7 +276,7 @@ class Task(Future[T]):
         return super().__repr__()
 
 
-class EventLoop(CallbackLoop):
+class TaskLoop(SelectorLoop):
     """Stage 1's selector loop; all that coroutines add is a way to run one to its end."""
 
     def __init__(self, on_step: StepHook | None = None) -> None:
@@ -299,18 +299,19 @@ def _stop_callback(future: Future[Any]) -> None:
 # ---- coroutines on sockets and timers ------------------------------------------------
 
 
-def sleep(loop: EventLoop, delay: float, why: str = "") -> Coroutine[None]:
-    """Wait `delay` seconds: a Future that a timer resolves. `why` is added to the
-    Future's label, so step mode can say whose timer fired."""
-    future: Future[None] = Future(loop, f"sleep {delay:g}s: {why}" if why else f"sleep {delay:g}s")
-    timer = loop.call_later(delay, future.set_result, None)
+def sleep(loop: TaskLoop, delay: float, backoff_of: str | None = None) -> Coroutine[None]:
+    """Wait `delay` seconds: a Future that a timer resolves. `backoff_of` names the
+    worker whose backoff this is, so step mode can say whose timer fired."""
+    ended = SleepEnded(delay, backoff_of)
+    future: Future[None] = Future(loop, ended.about)
+    timer = loop.call_later(delay, future.set_result, None, step=ended)
     try:
         yield from future
     finally:
         timer.cancel()  # when thrown out early (cancelled), the timer must not fire
 
 
-def writable(loop: EventLoop, sock: socket.socket) -> Coroutine[None]:
+def writable(loop: TaskLoop, sock: socket.socket) -> Coroutine[None]:
     """Wait until `sock` can be written to."""
     future: Future[None] = Future(loop, f"socket {sock.fileno()} writable")
 
@@ -326,7 +327,7 @@ def writable(loop: EventLoop, sock: socket.socket) -> Coroutine[None]:
         loop.unwatch(sock)
 
 
-def connect(loop: EventLoop, sock: socket.socket, address: Any) -> Coroutine[None]:
+def connect(loop: TaskLoop, sock: socket.socket, address: Any) -> Coroutine[None]:
     """Connect a non-blocking socket: wait on a Future the selector callback resolves."""
     error = sock.connect_ex(address)
     if error not in (0, errno.EINPROGRESS):
@@ -338,7 +339,7 @@ def connect(loop: EventLoop, sock: socket.socket, address: Any) -> Coroutine[Non
         raise OSError(error, os.strerror(error))  # becomes ConnectionRefusedError, ...
 
 
-def send_all(loop: EventLoop, sock: socket.socket, data: bytes) -> Coroutine[None]:
+def send_all(loop: TaskLoop, sock: socket.socket, data: bytes) -> Coroutine[None]:
     """Send all of `data`, waiting for the socket whenever its buffer is full."""
     unsent = memoryview(data)
     while unsent:
@@ -351,7 +352,7 @@ def send_all(loop: EventLoop, sock: socket.socket, data: bytes) -> Coroutine[Non
             yield from writable(loop, sock)
 
 
-def read(loop: EventLoop, sock: socket.socket) -> Coroutine[bytes]:
+def read(loop: TaskLoop, sock: socket.socket) -> Coroutine[bytes]:
     """Receive one chunk (b"" at EOF): the chapter's `read`."""
     future: Future[bytes] = Future(loop, f"socket {sock.fileno()} readable")
 
@@ -375,9 +376,7 @@ def read(loop: EventLoop, sock: socket.socket) -> Coroutine[bytes]:
     return chunk
 
 
-def read_all(
-    loop: EventLoop, sock: socket.socket, reader: ResponseReader
-) -> Coroutine[RawResponse]:
+def read_all(loop: TaskLoop, sock: socket.socket, reader: ResponseReader) -> Coroutine[RawResponse]:
     """Read until the response is complete: the chapter's `read_all`, which stopped at
     EOF; this one also stops at Content-Length or the size limit."""
     while not reader.complete:
@@ -435,7 +434,7 @@ class Queue(Generic[T]):
     """The chapter's queue: `get()` waits for an item; `join()` waits until every item
     put has been matched by a `task_done()`."""
 
-    def __init__(self, loop: EventLoop) -> None:
+    def __init__(self, loop: TaskLoop) -> None:
         self.loop = loop
         self.items: deque[T] = deque()
         self.getters: deque[Future[None]] = deque()  # one per coroutine waiting in get()
@@ -495,8 +494,8 @@ class Queue(Generic[T]):
 
 
 @dataclass(slots=True, eq=False)
-class Worker:
-    """One worker coroutine's plain state, as in engine/workers.py."""
+class GeneratorWorker:
+    """One worker coroutine's plain state, as engine/workers.py's Worker keeps it."""
 
     id: int
     state: WorkerState = WorkerState.WAITING
@@ -519,7 +518,7 @@ def _expire(task: Task[Any], timeout: float) -> None:
     task.throw(TimeoutError(f"no complete answer within {timeout} s"))
 
 
-class GeneratorCrawler(KeepsBooks):
+class GeneratorCrawler:
     """The crawl as generator coroutines: `run()` blocks until every URL is done.
 
     Satisfies report.py's protocol (`config`, `ledger`, `elapsed`, `accounting()`), and
@@ -530,10 +529,10 @@ class GeneratorCrawler(KeepsBooks):
 
     def __init__(self, config: CrawlConfig, on_step: StepHook | None = None) -> None:
         self.config = config
-        self.loop = EventLoop(on_step)
+        self.loop = TaskLoop(on_step)
         self.q: Queue[tuple[str, int]] = Queue(self.loop)
         self.ledger = Ledger(config)
-        self.workers: dict[int, Worker] = {}
+        self.workers: dict[int, GeneratorWorker] = {}
         self.robots: dict[str, Task[RobotsRules]] = {}  # origin -> the task fetching it
         self.addresses: dict[tuple[str, int], Address] = {}
         self.main: Task[None] | None = None
@@ -568,7 +567,7 @@ class GeneratorCrawler(KeepsBooks):
         for pair in self.ledger.add_roots():
             self.q.put_nowait(pair)
         for i in range(self.config.max_tasks):
-            worker = Worker(i)
+            worker = GeneratorWorker(i)
             worker.task = Task(self.work(worker), self.loop, f"worker-{i}")
             self.workers[i] = worker
         stopped = True
@@ -591,7 +590,7 @@ class GeneratorCrawler(KeepsBooks):
         if self.main is not None:
             self.main.cancel()
 
-    def work(self, w: Worker) -> Coroutine[None]:
+    def work(self, w: GeneratorWorker) -> Coroutine[None]:
         try:
             while True:
                 w.enter(WorkerState.WAITING)
@@ -612,7 +611,7 @@ class GeneratorCrawler(KeepsBooks):
         finally:
             w.enter(WorkerState.STOPPED)
 
-    def fetch(self, w: Worker, url: str, max_redirect: int) -> Coroutine[None]:
+    def fetch(self, w: GeneratorWorker, url: str, max_redirect: int) -> Coroutine[None]:
         t_start = time.time()
         if not url.startswith("http:"):
             # Checked before robots.txt: that fetch would fail the same way.
@@ -638,7 +637,7 @@ class GeneratorCrawler(KeepsBooks):
                     return
             w.enter(WorkerState.BACKOFF)
             delay = min(self.config.backoff * 2 ** (tries - 1), self.config.max_backoff)
-            yield from sleep(self.loop, delay, f"backoff of worker-{w.id}")
+            yield from sleep(self.loop, delay, backoff_of=f"worker-{w.id}")
         answer: Answer = response.answer()
         if self.ledger.will_parse(answer):
             w.enter(WorkerState.PARSING)
@@ -649,7 +648,7 @@ class GeneratorCrawler(KeepsBooks):
         self._finish(w, record)
 
     def request(
-        self, w: Worker | None, url: str, max_size: int, truncate: bool = False
+        self, w: GeneratorWorker | None, url: str, max_size: int, truncate: bool = False
     ) -> Coroutine[RawResponse]:
         """One try: connect, send the GET, read the whole response, within the deadline."""
         request = Request.get(url, self.config.user_agent)
@@ -680,7 +679,7 @@ class GeneratorCrawler(KeepsBooks):
             self.loop.unwatch(sock)
             sock.close()
 
-    def robots_for(self, w: Worker, origin: str) -> Coroutine[RobotsRules]:
+    def robots_for(self, w: GeneratorWorker, origin: str) -> Coroutine[RobotsRules]:
         """The origin's robots.txt rules, fetched once by a task of their own: a Task is
         a Future, so every worker that asks just waits on it (`yield from task`)."""
         task = self.robots.get(origin)
@@ -707,7 +706,7 @@ class GeneratorCrawler(KeepsBooks):
             url = target
         return robots_unreachable(TooManyRedirects(f"more than {ROBOTS_MAX_HOPS} redirects"))
 
-    def _finish(self, w: Worker, record: FetchRecord) -> None:
+    def _finish(self, w: GeneratorWorker, record: FetchRecord) -> None:
         # One synchronous step: the URL leaves the worker's hands and lands in the books.
         self.ledger.keep(record)
         w.url = None
@@ -738,7 +737,7 @@ class _CarelessCrawler(GeneratorCrawler):
 
     caught: Exception | None = None
 
-    def fetch(self, w: Worker, url: str, max_redirect: int) -> Coroutine[None]:
+    def fetch(self, w: GeneratorWorker, url: str, max_redirect: int) -> Coroutine[None]:
         try:
             yield from self.request(w, url, self.config.max_size)
             self.parse_links()

@@ -1,69 +1,75 @@
 """What a lecture engine's loop just did, told in the chapter's terms.
 
-The engines describe each callback they are about to run in one terse line (their
-`on_step` hook); these functions turn that line into a sentence or two a class can
-read. They are pure string work, so they are tested on their own.
+The engines hand each callback they are about to run to their `on_step` hook as a step
+event (engine/lecture/steps.py); these functions turn one into a sentence or two a class
+can read. They are pure functions of the event's fields, so they are tested on their own.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from crawlscope.engine.lecture.steps import (
+    ClockJumped,
+    FutureResolved,
+    Scheduled,
+    SleepEnded,
+    SocketReady,
+    Step,
+    TimerFired,
+)
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
+class Narrated:
     """One loop callback, understood: who resumed, and the sentence that explains it."""
 
-    raw: str  # the engine's own description
+    raw: str  # the engine's own terse line for the step
     task: str | None  # the task (stage 2) or URL (stage 1) it concerns, if named
     sentence: str
 
 
-_SOCKET = re.compile(r"socket (\d+) (readable|writable): (\S+)(?: \[(.*)\])?$")
-_RESOLVED = re.compile(r"'(.*)' resolved -> (\S+)(?: \[(.*)\])?$")
-_TIMER = re.compile(r"timer fired: (\S+)(?: \[(.*)\])?$")
-_SCHEDULED = re.compile(r"scheduled: (\S+)(?: \[(.*)\])?$")
-_JUMPED = re.compile(r"clock jumped (\S+) s: (.*)$", re.DOTALL)
-_SLEEP = re.compile(r"sleep (\S+)s(?:: backoff of (\S+))?$")
-
-
-def narrate(description: str, short: str = "") -> Step:
+def narrate(step: Step, short: str = "") -> Narrated:
     """`short` replaces the site's origin in URLs, to keep sentences readable."""
+    return Narrated(str(step), _concerns(step), _sentence(step, short))
 
+
+def _concerns(step: Step) -> str | None:
+    if isinstance(step, ClockJumped):
+        return _concerns(step.then)
+    if isinstance(step, SleepEnded):
+        return step.backoff_of or step.about
+    return step.about
+
+
+def _sentence(step: Step, short: str) -> str:
     def url(text: str | None) -> str:
         return (text or "").replace(short, "") if short else text or ""
 
-    if m := _JUMPED.match(description):
-        seconds, rest = m.groups()
-        then = narrate(rest, short)
-        return Step(description, then.task, f"{_jumped(seconds)} {then.sentence}")
-    if m := _SOCKET.match(description):
-        fd, ready, callback, about = m.groups()
-        return Step(description, about, _socket(fd, ready, callback, url(about)))
-    if m := _RESOLVED.match(description):
-        future, callback, task = m.groups()
-        return Step(description, task, _resolved(url(future), callback, task))
-    if m := _TIMER.match(description):
-        callback, about = m.groups()
-        if callback == "Future.set_result" and (slept := _SLEEP.match(about or "")):
-            seconds, worker = slept.groups()
-            return Step(description, worker or about, _slept(seconds, worker))
-        return Step(description, about, _timer(callback, url(about)))
-    if m := _SCHEDULED.match(description):
-        callback, task = m.groups()
-        if callback == "Task.step" and task:
-            sentence = (
-                f"{task} takes a step the Task scheduled with call_soon(): step() calls "
-                "send() on its generator, which runs to its first (or next) yield of a Future."
-            )
-        else:
-            sentence = f"The loop runs {callback}, which was put on its ready queue."
-        return Step(description, task, sentence)
-    return Step(description, None, f"The loop runs a callback: {description}.")
+    if isinstance(step, ClockJumped):
+        return f"{_jumped(step.seconds)} {_sentence(step.then, short)}"
+    if isinstance(step, SocketReady):
+        ready = "readable" if step.readable else "writable"
+        return _socket(step.fd, ready, step.callback, url(step.about))
+    if isinstance(step, FutureResolved):
+        return _resolved(url(step.future), step.callback, step.about)
+    if isinstance(step, SleepEnded):
+        return _slept(step.seconds, step.backoff_of)
+    if isinstance(step, TimerFired):
+        return _timer(step.callback, url(step.about))
+    return _scheduled(step)
 
 
-def _socket(fd: str, ready: str, callback: str, about: str) -> str:
+def _scheduled(step: Scheduled) -> str:
+    if step.callback == "Task.step" and step.about:
+        return (
+            f"{step.about} takes a step the Task scheduled with call_soon(): step() calls "
+            "send() on its generator, which runs to its first (or next) yield of a Future."
+        )
+    return f"The loop runs {step.callback}, which was put on its ready queue."
+
+
+def _socket(fd: int, ready: str, callback: str, about: str) -> str:
     if callback == "Fetcher.connected":
         return (
             f"select() reports socket {fd} writable: the connection for {about} is up. "
@@ -122,21 +128,21 @@ def _resolved(future: str, callback: str, task: str | None) -> str:
     return f"The Future '{future}' was resolved, and the loop runs its callback {callback}."
 
 
-def _jumped(seconds: str) -> str:
+def _jumped(seconds: float) -> str:
     return (
         "Nothing is ready and no socket is watched, so select() could only sleep until "
-        f"a timer is due: instead, the clock jumps {seconds} s to the next timer."
+        f"a timer is due: instead, the clock jumps {round(seconds, 2):g} s to the next timer."
     )
 
 
-def _slept(seconds: str, worker: str | None) -> str:
+def _slept(seconds: float, worker: str | None) -> str:
     if worker is None:
         return (
-            f"A sleep({seconds}) timer ran out: it resolves the Future that the sleeping "
+            f"A sleep({seconds:g}) timer ran out: it resolves the Future that the sleeping "
             "coroutine waits on, which resumes in a later step."
         )
     return (
-        f"The backoff of {worker} is over (sleep {seconds}s after a failed try): the timer "
+        f"The backoff of {worker} is over (sleep {seconds:g}s after a failed try): the timer "
         f"resolves the Future {worker} sleeps on, so in a later step it resumes and tries "
         "its URL again."
     )

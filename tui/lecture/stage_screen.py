@@ -37,11 +37,12 @@ from crawlscope.engine.lecture.stage_generators import (
     suspension,
 )
 from crawlscope.engine.lecture.stages import create
+from crawlscope.engine.lecture.steps import Step
 from crawlscope.engine.politeness import origin_of
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.text import printable
 
-from .narration import Step, narrate
+from .narration import Narrated, narrate
 from .widgets.loop_panel import LoopPanel, LoopView, SlotView
 from .widgets.queue_insides import QueueInsides, QueueInsidesView
 from .widgets.step_narration import StepNarration
@@ -69,6 +70,7 @@ WHOLE = (
     "fetch down to the parser, because a suspended generator keeps its frame, so the "
     "stack survives every wait."
 )
+# Masks socket numbers in what reproducible screens show (they differ from run to run).
 _FD = re.compile(r"socket \d+")
 
 
@@ -109,7 +111,7 @@ class StageScreen(Screen[None]):
         self.redraws = 0  # times the panels were drawn (frozen, none until a key)
         self.wanted = 0  # steps asked for by n and not yet run (the network may be slow)
         self.error: str | None = None
-        self.recent: deque[Step] = deque(maxlen=RECENT_STEPS)
+        self.recent: deque[Narrated] = deque(maxlen=RECENT_STEPS)
         self.origin = origin_of(self.roots[0])
         self.crawler: LectureCrawler = self._build()
         self._timer: Timer | None = None
@@ -173,13 +175,16 @@ class StageScreen(Screen[None]):
 
     # ---- driving the loop ------------------------------------------------------------
 
-    def _on_step(self, description: str) -> None:
-        origin = self.origin
+    def _on_step(self, step: Step) -> None:
+        told = narrate(step, self.origin)
         if self.reproducible:
             # Socket numbers and the demo site's port differ from run to run.
-            origin = "http://demo"
-            description = _FD.sub("socket N", description.replace(self.origin, origin))
-        self.recent.append(narrate(description, origin))
+            def same_each_run(text: str) -> str:
+                return _FD.sub("socket N", text.replace(self.origin, "http://demo"))
+
+            task = None if told.task is None else same_each_run(told.task)
+            told = Narrated(same_each_run(told.raw), task, same_each_run(told.sentence))
+        self.recent.append(told)
 
     @property
     def over(self) -> bool:
@@ -189,7 +194,7 @@ class StageScreen(Screen[None]):
 
     def _step_once(self, jump: bool = False) -> bool:
         """Run one callback if one is ready now (never waits); True if one ran. With
-        `jump`, a timer is never waited for (see EventLoop.step)."""
+        `jump`, a timer is never waited for (see SelectorLoop.step)."""
         try:
             handle = self.crawler.loop.step(0, jump=jump)
         except Exception as exc:
@@ -402,13 +407,9 @@ class StageScreen(Screen[None]):
         def short(text: str) -> str:
             return text.replace(self.origin, "")
 
-        registered = tuple(
-            (fd, events, short(what.split(": ", 1)[-1])) for fd, events, what in loop.registered()
-        )
-        timers = tuple(
-            (due, short(what.removeprefix("timer fired: "))) for due, what in loop.timers_due()
-        )
-        ready = tuple(short(what) for what in loop.pending())
+        registered = tuple((fd, ev, short(step.target)) for fd, ev, step in loop.registered())
+        timers = tuple((due, short(step.target)) for due, step in loop.timers_due())
+        ready = tuple(short(str(step)) for step in loop.pending())
         slots = tuple(
             SlotView(slot.id, slot.state.value, self._short(slot.url))
             for slot in crawler.workers.values()

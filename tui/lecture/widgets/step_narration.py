@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from crawlscope.engine.text import printable
 
-from ..narration import Step
+from ..narration import Narrated
 
 
 class StepNarration(Static):
@@ -17,7 +17,7 @@ class StepNarration(Static):
         super().__init__(id=id)
         self._shown: tuple[int, str] | None = None
 
-    def show(self, steps: int, recent: Sequence[Step], note: str = "") -> None:
+    def show(self, steps: int, recent: Sequence[Narrated], note: str = "") -> None:
         """`steps`: callbacks run so far; `recent`: the last few, newest last."""
         key = (steps, note)
         if key == self._shown:
