@@ -28,8 +28,21 @@ def _target(callback: str, about: str | None) -> str:
     return f"{callback} [{about}]" if about else callback
 
 
+class _RunsCallback:
+    """A step that runs `callback`, on behalf of `about` when it is known."""
+
+    __slots__ = ()
+    callback: str
+    about: str | None
+
+    @property
+    def target(self) -> str:
+        """The callback and what it acts on, as the panels write it."""
+        return _target(self.callback, self.about)
+
+
 @dataclass(frozen=True, slots=True)
-class SocketReady:
+class SocketReady(_RunsCallback):
     """The selector reported a watched socket ready; its callback runs."""
 
     fd: int
@@ -37,41 +50,29 @@ class SocketReady:
     callback: str
     about: str | None = None
 
-    @property
-    def target(self) -> str:
-        return _target(self.callback, self.about)
-
     def __str__(self) -> str:
         ready = "readable" if self.readable else "writable"
         return f"socket {self.fd} {ready}: {self.target}"
 
 
 @dataclass(frozen=True, slots=True)
-class FutureResolved:
+class FutureResolved(_RunsCallback):
     """A future was resolved, and one of its done callbacks runs (stage 2's wake-ups)."""
 
     future: str  # the future's label: "queue get", "socket 7 readable", ...
     callback: str
     about: str | None = None  # the task the callback resumes
 
-    @property
-    def target(self) -> str:
-        return _target(self.callback, self.about)
-
     def __str__(self) -> str:
         return f"{self.future!r} resolved -> {self.target}"
 
 
 @dataclass(frozen=True, slots=True)
-class TimerFired:
+class TimerFired(_RunsCallback):
     """A timer (a backoff, a deadline) came due; its callback runs."""
 
     callback: str
     about: str | None = None
-
-    @property
-    def target(self) -> str:
-        return _target(self.callback, self.about)
 
     def __str__(self) -> str:
         return f"timer fired: {self.target}"
@@ -101,15 +102,11 @@ class SleepEnded:
 
 
 @dataclass(frozen=True, slots=True)
-class Scheduled:
+class Scheduled(_RunsCallback):
     """A callback put on the ready queue with `call_soon()` runs (a task's step)."""
 
     callback: str
     about: str | None = None
-
-    @property
-    def target(self) -> str:
-        return _target(self.callback, self.about)
 
     def __str__(self) -> str:
         return f"scheduled: {self.target}"
