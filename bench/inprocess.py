@@ -113,10 +113,13 @@ async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dic
     assert crawler is not None
     if lag:
         probe.start()
+    panels = app.panels
     c0, frames0, costs0 = time.process_time(), app.frames, len(app.frame_costs)
+    skipped0 = getattr(panels, "frames_skipped", 0)
     await until(lambda: crawler.phase in OVER)
     cpu = time.process_time() - c0
     frames = app.frames - frames0
+    skipped = getattr(panels, "frames_skipped", 0) - skipped0
     costs = (
         list(app.frame_costs)[costs0:]
         if len(app.frame_costs) < (app.frame_costs.maxlen or 0)
@@ -127,6 +130,7 @@ async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dic
     await running
     result = _result(crawler, cpu)
     result["frames"] = frames
+    result["frames_skipped"] = skipped  # frame slots with no frame drawn
     result["fps"] = frames / result["seconds"] if result["seconds"] else float("nan")
     if costs:
         result["frame_ms_mean"] = statistics.fmean(costs) * 1000

@@ -42,7 +42,7 @@ from crawlscope.engine import links
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 
-TARGET_P99_MS = 50.0
+TARGET_P99_MS = 40.0
 TARGET_HOLD_MS = 50.0
 
 

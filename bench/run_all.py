@@ -13,7 +13,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 # Loop lag and the UI overhead come after throughput, whose figures they are read against;
 # memory's 100,000-page crawl is the longest, so it comes last.
-SCRIPTS = ("throughput", "latency", "loop_lag", "ui_overhead", "memory")
+SCRIPTS = ("throughput", "latency", "loop_lag", "ui_overhead", "screen_scale", "memory")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,6 +41,10 @@ class Worker:
     paused: bool = False  # this worker alone was asked to pause
     retiring: bool = False  # asked to stop after the fetch in hand
     go: asyncio.Event = field(default_factory=asyncio.Event)  # set while it may run
+    # Slow motion only: lingering after the await it made in `state`, and where that await
+    # first suspended it ("" if it did not suspend). A snapshot shows this, not the linger.
+    lingering: bool = False
+    awaited: str = ""
 
     @property
     def alive(self) -> bool:

@@ -18,7 +18,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "throughput": ("summary", "trials", "profile", "startup_s"),
     "latency": ("summary", "trials"),
     "loop_lag": ("crawls", "big_page", "tui"),
-    "ui_overhead": ("summary",),
+    "ui_overhead": ("summary", "terminal"),
+    "screen_scale": ("kb_per_worker_screen", "frame_ms_mean", "frames_skipped"),
     "memory": ("idle", "big_crawl"),
 }
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +42,11 @@ async def test_a_replay_shows_the_same_panels_at_the_same_moments(tmp_path: Path
             await asyncio.sleep(0.007)
             if crawler.t0 is None:
                 continue
-            t = time.monotonic() - crawler.t0
-            in_state = {v.id: v.in_state for v in crawler.snapshot().workers}
+            # One reading of the clock for both: a parse thread can take the GIL between
+            # two readings for longer than the tolerance below.
+            snap = crawler.snapshot()
+            t = snap.t - crawler.t0
+            in_state = {v.id: v.in_state for v in snap.workers}
             samples.append((t, panels(crawler), in_state))
             if len(samples) == 10:
                 crawler.pause_all()  # a phase change and paused workers, recorded too

@@ -55,7 +55,7 @@ async def test_space_pauses_and_resumes_the_selected_worker() -> None:
     app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=SLOW))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
-        await until(pilot, lambda: len(app.query_one(WorkersTable).rows) == 4, "four rows")
+        await until(pilot, lambda: app.query_one(WorkersTable).row_count == 4, "four rows")
         await pilot.press("down")
         assert app.query_one(WorkersTable).selected_worker == 1
         await pilot.press("space")
@@ -77,7 +77,7 @@ async def test_cancel_puts_the_url_back_and_loses_nothing() -> None:
     app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=demo))
     async with app.run_test(size=(120, 40)) as pilot:
         crawler = await crawler_of(pilot)
-        await until(pilot, lambda: len(app.query_one(WorkersTable).rows) == 4, "four rows")
+        await until(pilot, lambda: app.query_one(WorkersTable).row_count == 4, "four rows")
         await pilot.press("down", "down")
         worker = crawler.workers[2]
         await until(pilot, lambda: worker.url is not None, "worker 2 holds a URL")
@@ -113,7 +113,7 @@ async def test_a_and_plus_add_workers_and_minus_removes_one() -> None:
         await pilot.press("plus")
         assert len(live(app)) == 5
         await frames(pilot, 2)
-        assert len(app.query_one(WorkersTable).rows) == 5
+        assert app.query_one(WorkersTable).row_count == 5
 
         await pilot.press("minus")
         retiring = [w for w in crawler.workers.values() if w.retiring]

@@ -57,6 +57,7 @@ class _State:
     hops: list[tuple[str, str, bool]] = field(default_factory=list)
     ends: dict[str, ChainEnd] = field(default_factory=dict)  # redirect targets never fetched
     recent: deque[FetchRecord] = field(default_factory=lambda: deque(maxlen=256))
+    ended_at: float | None = None  # when the phase became finished or stopped
 
     def copy(self) -> _State:
         return _State(
@@ -69,6 +70,7 @@ class _State:
             list(self.hops),
             dict(self.ends),
             deque(self.recent, maxlen=self.recent.maxlen),
+            self.ended_at,
         )  # fmt: skip
 
 
@@ -192,6 +194,8 @@ class ReplayedCrawl:
                 if "target" in event:
                     s.ends[record.next_url] = ChainEnd(event["target"])
         s.counts = {k: event[k] for k in _COUNTS if k in event} or s.counts
+        if s.ended_at is None and s.counts.get("phase") in _ENDED:
+            s.ended_at = float(event["t"])
 
     # ---- what an observer reads, as a live Crawler answers it --------------------------
 
@@ -217,7 +221,9 @@ class ReplayedCrawl:
 
     @property
     def elapsed(self) -> float:
-        return self.position
+        """The crawl's clock, which stops when it ends, as the live crawler's does."""
+        ended_at = self._state.ended_at
+        return self.position if ended_at is None else min(self.position, ended_at)
 
     @property
     def unfinished(self) -> int:
@@ -233,16 +239,17 @@ class ReplayedCrawl:
     def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
         # A recording holds no tasks to walk: "suspended at" stays empty.
         now = self.position
+        until = self.elapsed
         views = tuple(
             WorkerView(
-                w.id, w.state, w.url, max(now - w.since, 0.0), w.pages, w.paused, w.retiring,
+                w.id, w.state, w.url, max(until - w.since, 0.0), w.pages, w.paused, w.retiring,
                 w.alive,
             )
             for w in self._state.workers.values()
         )  # fmt: skip
         return Snapshot(
             t=now,
-            elapsed=now,
+            elapsed=until,
             phase=self.phase,
             workers=views,
             live_workers=sum(1 for w in self._state.workers.values() if w.alive),
@@ -277,5 +284,6 @@ class ReplayedCrawl:
         return self._state.ends.get(url, ChainEnd.PENDING), None
 
 
+_ENDED = (Phase.FINISHED.value, Phase.STOPPED.value)
 _ACCOUNTING = ("seen", "done", "failed", "filtered", "queued", "held", "unfetched")
 _COUNTS = ("phase", "unfinished", *_ACCOUNTING)

@@ -57,7 +57,7 @@ class LectureApp(App[str]):
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]  # type: ignore[misc]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right", "stage(1)", "Next stage", key_display="→"),
-        Binding("left", "stage(-1)", "Previous", key_display="←"),
+        Binding("left", "stage(-1)", "Back", key_display="←"),
         Binding("q", "quit_lecture", "Quit"),
     ]
 

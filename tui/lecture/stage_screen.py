@@ -58,7 +58,11 @@ STAGE_TITLES = {
     "callbacks": "stage 1 · callbacks on a selector loop",
     "generators": "stage 2 · generator coroutines, a Future and a Task",
 }
+# The same, for a narrow terminal.
+SHORT_TITLES = {"callbacks": "stage 1 · callbacks", "generators": "stage 2 · generators"}
 RECENT_STEPS = 12
+# Narrower than this (columns), the status line and the footer are made compact.
+NARROW = 100
 RIPPED = (
     "An exception raised in the parser, called from a callback. The traceback starts at "
     "the event loop: the code that began this fetch (start, dispatch, begin, fetch) is "
@@ -78,7 +82,8 @@ class StageScreen(Screen[None]):
     """Crawl `roots` with the named lecture engine, showing the loop's insides."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "step", "Next step"),
+        # Short words: with the app's keys they must all fit in a footer 80 columns wide.
+        Binding("n", "step", "Step"),
         Binding("p,space", "toggle_run", "Run/Freeze", key_display="p"),
         Binding("right_square_bracket", "speed(1)", "Faster", key_display="]"),
         Binding("left_square_bracket", "speed(-1)", "Slower", key_display="["),
@@ -330,18 +335,40 @@ class StageScreen(Screen[None]):
         return note + f"; the next timer is due in {max(0.0, soonest[0]):.1f} s."
 
     def _status_text(self) -> Text:
+        """One state word, then what a lecturer reads off it, most needed first: on a
+        narrow terminal the line is cut from the right."""
         crawler = self.crawler
+        narrow = self.size.width < NARROW
+        gap = "  " if narrow else "   "
+        word, style = self._mode()
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(f" {crawler.phase.value.upper()} ", "bold black on green")
-        line.append(f"  {STAGE_TITLES[self.engine]}", "bold")
-        if self.stepping:
-            line.append("   STEP MODE (n: next callback)", "bold magenta")
-        else:
-            line.append(f"   running {self.speed} callbacks a frame", "bold")
-        line.append(f"   step {self.steps}", "bold")
+        line.append(f" {word} ", style)
+        line.append(f"{gap}step {self.steps}", "bold")
+        if word == "RUNNING":
+            line.append(f" · {self.speed} a frame", "bold")
+        line.append(gap + (SHORT_TITLES if narrow else STAGE_TITLES)[self.engine], "bold")
         a = crawler.accounting()
-        line.append(f"   {a.done} done  {a.failed} failed  {a.queued} queued", "dim")
+        line.append(f"{gap}{a.done} done  {a.failed} failed  {a.queued} queued", "dim")
         return line
+
+    def _mode(self) -> tuple[str, str]:
+        """The one word for what the stage is doing, and its style."""
+        if self.error is not None:
+            return "FAILED", "bold white on red"
+        if self.over:
+            return self.crawler.phase.value.upper(), "bold white on blue"
+        if self.stepping:
+            return "STEP MODE", "bold white on magenta"
+        return "RUNNING", "bold black on green"
+
+    def on_resize(self) -> None:
+        # Every key must fit in the footer at 80 columns: the palette's key goes first.
+        footer = self.query_one(Footer)
+        narrow = self.size.width < NARROW
+        footer.compact = narrow
+        footer.show_command_palette = not narrow
+        if self.is_mounted and hasattr(self, "_status"):
+            self._status.update(self._status_text())
 
     def _short(self, url: str | None) -> str | None:
         if url is None:

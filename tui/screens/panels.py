@@ -7,6 +7,7 @@ cost of a frame follows what is on screen, not how fast the crawl goes.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from typing import ClassVar
@@ -16,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer
+from textual.widgets import Footer
 
 from crawlscope.engine.observe import ObservedCrawl
 from crawlscope.engine.politeness import origin_of
@@ -29,21 +30,23 @@ from ..widgets.help_screen import HelpScreen
 from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
-from ..widgets.status_line import StatusLine, StatusView
+from ..widgets.status_line import StatusLine, StatusView, state_counts
 from ..widgets.workers_table import WorkersTable
 
 FRAMES_PER_SECOND = 15.0
 # The workers table is redrawn every this many frames, and no more often than every
-# TABLE_INTERVAL seconds. DataTable re-renders every visible cell whenever any cell
-# changes, and on a busy crawl something changes every frame (the "for" column at least):
-# at 100 workers one redraw costs 10-15 ms, more than the rest of a frame together, and
-# it holds the loop the crawl runs on. 5 redraws a second still read as motion; a key's
-# effect is drawn at once regardless (the actions redraw everything). The frame count
-# matters when the loop is saturated and frames come late anyway; the interval when
-# they come on time (a crawl waiting on a slow site), where it keeps the table from
-# taking a seventh of the loop.
+# TABLE_INTERVAL seconds. Its redraw is cheap (only the rows on screen whose values
+# changed are rebuilt), but on a busy crawl every visible row changes every frame (the
+# "for" column at least) and each redrawn line is composited and written to the terminal
+# again: every other frame still reads as motion and halves that cost. A key's effect is
+# drawn at once regardless (the actions redraw everything).
 TABLE_EVERY = 2
-TABLE_INTERVAL = 0.2
+TABLE_INTERVAL = 0.1
+# The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
+# more ready callbacks than one pass of the loop can run in a frame's time), the screen
+# may take at most this share of the loop: after a frame that cost c seconds, the next
+# waits at least c / UI_SHARE. When the loop is on time, every frame is drawn.
+UI_SHARE = 0.04
 # The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
 
@@ -69,8 +72,15 @@ class PanelsScreen(Screen[None]):
         self.site = ""  # what is crawled, for the status line
         self.note = ""  # a word for the status line: an error, "quitting…"
         self.snap: Snapshot | None = None  # the last frame's
-        self.frames = 0  # timer ticks so far: what "within N frames" counts
-        self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per frame
+        self.frames = 0  # frames drawn so far: what "within N frames" counts
+        # Frame slots (1/fps apart) that passed with no frame drawn: the loop was busy
+        # with the crawl, or the budget held the frame back. frames + frames_skipped is
+        # the frames asked for.
+        self.frames_skipped = 0
+        self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per frame drawn
+        self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
+        self._frame_due = 0.0  # loop time the next frame is due
+        self._frame_handle: asyncio.TimerHandle | None = None
         self._history = History()
         self._chains_version: tuple[int, int] | None = None
         self._chains_at = 0.0
@@ -118,8 +128,15 @@ class PanelsScreen(Screen[None]):
         self._table.frozen = self._recent.frozen = self.reproducible
         self._widgets_found = True
         self._show_origin()
-        self.set_interval(1 / self.fps, self._tick)
+        loop = asyncio.get_running_loop()
+        self._frame_due = loop.time() + 1 / self.fps
+        self._frame_handle = loop.call_at(self._frame_due, self._frame)
         self._table.focus()
+
+    def on_unmount(self) -> None:
+        if self._frame_handle is not None:
+            self._frame_handle.cancel()
+            self._frame_handle = None
 
     def observe(self, source: ObservedCrawl, site: str) -> None:
         """Start drawing `source` (now, or once mounted if called before)."""
@@ -135,6 +152,32 @@ class PanelsScreen(Screen[None]):
             self._table.origin = self._recent.origin = self._tree.origin = origin
 
     # ---- a frame ---------------------------------------------------------------------
+
+    def _frame(self) -> None:
+        """The frame timer: frames are due on a grid of 1/fps. A frame that comes late (the
+        loop was busy) is drawn at once, not at the next grid line, and the grid lines it
+        missed count as skipped; on a saturated loop the budget spaces frames out."""
+        self._frame_handle = None
+        if not self.app.is_running:
+            return  # shutting down: the widgets are being taken off the screen
+        loop = asyncio.get_running_loop()
+        interval = 1 / self.fps
+        now = loop.time()
+        late = now - self._frame_due
+        self.frame_lags.append(late)
+        # Through the screen's message queue: a failing frame is the app's error, shown
+        # as any other, not a traceback on the loop's logger.
+        self.call_next(self._tick)
+        due = self._frame_due + interval * (1 + int(late / interval))
+        if late > interval / 2:
+            # Saturated: the crawl comes first. The last frame's cost sets the gap.
+            cost = self.frame_costs[-1] if self.frame_costs else 0.0
+            gap = cost / UI_SHARE
+            while due < now + gap:
+                due += interval
+        self.frames_skipped += max(0, round((due - self._frame_due) / interval) - 1)
+        self._frame_due = due
+        self._frame_handle = loop.call_at(due, self._frame)
 
     def _tick(self) -> None:
         if not self.app.is_running:
@@ -165,6 +208,8 @@ class PanelsScreen(Screen[None]):
         if table or snap.phase in OVER:
             self._table.show(snap.workers)
             self._fit_workers(self._table.row_count)
+            # Counted from the rows just drawn, so the header and the rows agree.
+            self._status.show_states(state_counts(snap.workers))
         a = snap.accounting
         finished = a.done + a.failed
         over = snap.phase in OVER
@@ -180,8 +225,11 @@ class PanelsScreen(Screen[None]):
         self._queue.show(
             QueueView(snap.phase, a, snap.unfinished, snap.live_workers, paused, rate, over)
         )
-        recent = source.recent_fetches()
-        self._recent.show(reversed(recent), recent[-1] if recent else None)
+        if table or over:
+            # At the table's pace: on a busy crawl the list changes every frame, and a
+            # line scrolling by 15 times a second is no more readable than 7 times.
+            recent = source.recent_fetches()
+            self._recent.show(reversed(recent), recent[-1] if recent else None)
         # A chain's end also moves with no new hop: when its last URL is fetched.
         chains_version = (snap.redirect_version, finished + a.filtered + a.unfetched)
         if chains_version != self._chains_version and (
@@ -243,7 +291,7 @@ class PanelsScreen(Screen[None]):
             return None
         return next((w for w in self.snap.workers if w.id == worker_id), None)
 
-    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+    def on_workers_table_highlighted(self, _event: WorkersTable.Highlighted) -> None:
         self.refresh_bindings()
 
     def on_resize(self, event: events.Resize) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rich.text import Text
 from textual.widget import Widget
 
 from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.workers import WorkerState, WorkerView
 
 from ..format import NO_FIGURE, clock, crawled
 
@@ -26,21 +29,38 @@ class StatusView:
     phase: Phase | None  # None: the crawler is not built yet (the demo site is starting)
     elapsed: float | None  # None: hide it (frozen clock)
     live_workers: int
-    busy_workers: int
+    busy_workers: int  # holding a URL; drawn only until the rows' states are known
     slowmo: float
     site: str
     note: str = ""  # "quitting…", an error
     delay: str = ""  # the Crawl-delay that slows the crawl, if a host asked for one
 
 
+StateCounts = tuple[tuple[WorkerState, int], ...]
+
+
+def state_counts(workers: Iterable[WorkerView]) -> StateCounts:
+    """The live workers by state, in the words their rows show and in the engine's order
+    of states (so the line does not reorder itself as the counts move)."""
+    counts = Counter(w.state for w in workers if w.alive)
+    return tuple((state, counts[state]) for state in WorkerState if counts[state])
+
+
 class StatusLine(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._view: StatusView | None = None
+        self._states: StateCounts | None = None  # None: not told yet
 
     def show(self, view: StatusView) -> None:
         if view != self._view:
             self._view = view
+            self.refresh()
+
+    def show_states(self, states: StateCounts) -> None:
+        """What the live workers are doing, counted as the workers table shows them."""
+        if states != self._states:
+            self._states = states
             self.refresh()
 
     def render(self) -> Text:
@@ -54,13 +74,19 @@ class StatusLine(Widget):
             return line
         elapsed = NO_FIGURE if view.elapsed is None else clock(view.elapsed)
         line.append(f"  {elapsed}", "bold")
-        noun = "worker" if view.live_workers == 1 else "workers"
-        line.append(f"   {view.live_workers} {noun}", "bold")
-        line.append(f" ({view.busy_workers} fetching)", "dim")
+        # Modes and errors before the counts, which grow with the states there are and
+        # would push them out of a narrow terminal.
         if view.slowmo:
             line.append(f"   slow motion {view.slowmo:g}s per step", "bold magenta")
         if view.note:
             line.append(f"   {view.note}", "bold red")
+        noun = "worker" if view.live_workers == 1 else "workers"
+        line.append(f"   {view.live_workers} {noun}", "bold")
+        if self._states is None:
+            line.append(f" ({view.busy_workers} busy)", "dim")
+        elif self._states:
+            counts = " · ".join(f"{n} {state.value}" for state, n in self._states)
+            line.append(f": {counts}", "dim")
         if view.delay:
             line.append(f"   {view.delay}", "bold yellow")
         line.append("   ")

@@ -1,92 +1,217 @@
-"""One row per worker task: its state, the URL it holds, and where its coroutine is suspended."""
+"""One row per worker task: its state, the URL it holds, and where its coroutine is suspended.
+
+A line-based widget: each row is one Strip of plain Segments, built from a handful of
+strings when the row's values change and drawn only while it is on screen. A frame costs
+what the visible rows cost, whatever the worker count (a DataTable re-rendered every
+visible cell through Rich on any change, and kept a Rich Text per cell of every row).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from functools import lru_cache
+from typing import ClassVar
 
-from rich.text import Text
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
 from textual import events
-from textual.widgets import DataTable
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
+from crawlscope.engine.text import printable
 from crawlscope.engine.workers import BUSY, WorkerState, WorkerView
 
-from ..format import NO_FIGURE, crawled, duration, short_url, state_style
+from ..format import NO_FIGURE, duration, short_url, state_style
 
-# (key, label, width); "where" and "url" share the width left over.
-_FIXED = (("id", "#", 3), ("state", "state", 10), ("in", "for", 6), ("pages", "pages", 5))
-_FLEXIBLE = (("where", "suspended at"), ("url", "url"))
-_KEYS = tuple(key for key, *_ in (*_FIXED, *_FLEXIBLE))
+# (label, width, right-aligned); "where" and "url" share the width left over.
+_FIXED = (("#", 3, True), ("state", 10, False), ("for", 6, True), ("pages", 5, True))
+_FLEXIBLE = ("suspended at", "url")
+_PAD = 1  # blank cells either side of every column
 _MIN_WHERE, _MAX_WHERE, _URL_FIRST = 16, 36, 18
 # The line number at the end of "Queue.get queues.py:158".
 _LINE_NUMBER = re.compile(r"(\.py):\d+$")
 
 # One row as plain values, cheap to compare: id, state, state style, in state, pages,
-# where, url. Texts are only built for the cells that changed.
+# where, url. A row's Strip is only rebuilt when these change.
 Values = tuple[str, str, str, str, str, str, str]
-_SLOTS = {"id": (0,), "state": (1, 2), "in": (3,), "pages": (4,), "where": (5,), "url": (6,)}
 
 
-class WorkersTable(DataTable[Text]):
-    """Rows are keyed by worker id and only ever added, so the cursor never jumps.
+@lru_cache(maxsize=64)
+def _style(spec: str) -> Style:
+    return Style.parse(spec) if spec else Style()
 
-    Each frame only the rows on screen are looked at, and only cells whose text changed
-    are written: the cost follows the table's height, not the worker count.
+
+def _cell(text: str, width: int, right: bool = False) -> str:
+    """`text` in exactly `width` cells: cut with an ellipsis when too long."""
+    if cell_len(text) > width:
+        return set_cell_size(text, max(width - 1, 0)) + "…" if width else ""
+    if right:
+        return " " * (width - cell_len(text)) + text
+    return set_cell_size(text, width)
+
+
+class WorkersTable(ScrollView, can_focus=True):
+    """The rows are exactly the workers of the last `show`, in id order; the cursor stays
+    on its worker while that worker has a row."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"workers-table--header", "workers-table--cursor"}
+    # As a DataTable looked, so the screen a user knows stays the same.
+    DEFAULT_CSS = """
+    WorkersTable {
+        background: $surface;
+        color: $foreground;
+        height: auto;
+        max-height: 100%;
+        & > .workers-table--header {
+            text-style: bold;
+            background: $panel;
+            color: $foreground;
+        }
+        & > .workers-table--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .workers-table--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+            & > .workers-table--header {
+                background-tint: $foreground 5%;
+            }
+        }
+    }
     """
 
+    class Highlighted(Message):
+        """The cursor moved to another worker (or to none)."""
+
+        def __init__(self, worker_id: int | None) -> None:
+            super().__init__()
+            self.worker_id = worker_id
+
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False, show_cursor=True)
+        super().__init__(id=id)
         self.origin = ""
         # Reproducible screenshots: no wall-clock figures and no source line numbers.
         self.frozen = False
         self._order: list[int] = []  # worker ids in row order
-        self._shown: dict[int, Values] = {}  # what each row displays now
+        self._views: Sequence[WorkerView] = ()  # the last show's, in row order
+        self._cursor = 0
+        # Row strips by worker id, with the values they were built from; only rows that
+        # have been on screen are here.
+        self._strips: dict[int, tuple[Values, Strip]] = {}
+        self._id_width = _FIXED[0][1]
         self._where_width = 28
         self._url_width = 40
+        # What every cached strip depends on besides its values: when it moves, all go.
+        self._look: tuple[object, ...] = ()
+        self._base = Style()
+        self._cursor_style = Style()
+        self._header_style = Style()
 
-    def on_mount(self) -> None:
-        for key, label, width in _FIXED:
-            self.add_column(Text(label), key=key, width=width)
-        for key, label in _FLEXIBLE:
-            # Auto-width, but every cell is padded to the same width (see _pad), so the
-            # column is exactly as wide as chosen in _fit and never re-measured per cell.
-            self.add_column(Text(label), key=key)
+    # ---- what the rest of the app asks ---------------------------------------------------
+
+    @property
+    def row_count(self) -> int:
+        return len(self._order)
+
+    @property
+    def cursor_row(self) -> int:
+        return self._cursor
 
     @property
     def selected_worker(self) -> int | None:
-        if not self._order or not 0 <= self.cursor_row < len(self._order):
+        if not 0 <= self._cursor < len(self._order):
             return None
-        return self._order[self.cursor_row]
+        return self._order[self._cursor]
 
     def visible_ids(self) -> set[int]:
         """The workers whose rows are on screen: the only ones worth a walk of the task."""
-        top = int(self.scroll_y)
-        return set(self._order[top : top + max(self.size.height, 1)])
+        top = self._top
+        return set(self._order[top : top + self._page])
 
     def show(self, workers: Sequence[WorkerView]) -> None:
-        known = self._shown
-        views = {view.id: view for view in workers}
-        for view in workers:
-            if view.id not in known:
-                self._order.append(view.id)
-                values = self._values(view)
-                known[view.id] = values
-                self.add_row(*self._cells(values), key=str(view.id))
-        top = int(self.scroll_y)
-        for worker_id in self._order[top : top + max(self.size.height, 1)]:
-            shown = views.get(worker_id)
-            if shown is None:
+        """Rows for exactly `workers`; redraw the rows on screen whose values changed."""
+        ids = [view.id for view in workers]
+        if ids != sorted(ids):  # linear on sorted ids, which a snapshot's are
+            workers = sorted(workers, key=lambda view: view.id)
+            ids = [view.id for view in workers]
+        self._views = workers
+        if ids != self._order:
+            self._set_rows(ids)
+            return  # _set_rows redrew everything
+        self._refresh_changed()
+
+    def keep_only(self, worker_ids: Collection[int]) -> None:
+        """Drop the rows of workers not in `worker_ids` (a replay sought back to before
+        they existed); the next `show` draws the rest as they were then."""
+        kept = [view for view in self._views if view.id in worker_ids]
+        if len(kept) != len(self._order):
+            self._views = kept
+            self._set_rows([view.id for view in kept])
+
+    # ---- rows ----------------------------------------------------------------------------
+
+    def _set_rows(self, ids: list[int]) -> None:
+        selected = self.selected_worker
+        self._order = ids
+        present = set(ids)
+        self._strips = {k: v for k, v in self._strips.items() if k in present}
+        if selected in present:
+            self._cursor = ids.index(selected)
+        else:
+            self._cursor = min(self._cursor, max(len(ids) - 1, 0))
+        id_width = max(_FIXED[0][1], len(str(ids[-1]))) if ids else _FIXED[0][1]
+        if id_width != self._id_width:
+            self._id_width = id_width
+            self._fit(force=True)
+        self.virtual_size = Size(self.size.width, len(ids) + 1)
+        self._scroll_to_cursor()
+        self.refresh()
+        if self.selected_worker != selected:
+            self.post_message(self.Highlighted(self.selected_worker))
+
+    def _refresh_changed(self) -> None:
+        top = self._top
+        views = self._views
+        width = self.size.width
+        if len(self._strips) > 2 * self._page:
+            # Rows scrolled past: keep the strips of the rows on screen only.
+            on_screen = self.visible_ids()
+            self._strips = {k: v for k, v in self._strips.items() if k in on_screen}
+        for row in range(top, min(top + self._page, len(views))):
+            view = views[row]
+            cached = self._strips.get(view.id)
+            if cached is not None and cached[0] == self._values(view):
                 continue
-            values = self._values(shown)
-            old = known[worker_id]
-            if values == old:
-                continue
-            known[worker_id] = values
-            cells = self._cells(values)
-            changed = _changed_columns(old, values)
-            for key, cell in zip(_KEYS, cells, strict=True):
-                if key in changed:
-                    self.update_cell(str(worker_id), key, cell)
+            self._strips.pop(view.id, None)  # built again when drawn
+            self.refresh(Region(0, row - top + 1, width, 1))
+
+    @property
+    def _top(self) -> int:
+        return int(self.scroll_y)
+
+    @property
+    def _page(self) -> int:
+        """Rows on screen (the header takes a line)."""
+        return max(self.size.height - 1, 1)
 
     def _values(self, view: WorkerView) -> Values:
         state = view.state
@@ -114,46 +239,132 @@ class WorkersTable(DataTable[Text]):
             return _LINE_NUMBER.sub(r"\1", view.suspended_at)
         return view.suspended_at
 
-    def _cells(self, values: Values) -> tuple[Text, ...]:
-        worker_id, state, style, in_state, pages, where, url = values
-        return (
-            Text(worker_id, justify="right"),
-            Text(state, style=style),
-            Text(in_state, justify="right"),
-            Text(pages, justify="right"),
-            _pad(Text(where, style="dim"), self._where_width),
-            _pad(crawled(url, self._url_width), self._url_width),
+    # ---- drawing -------------------------------------------------------------------------
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._update_look()
+        return super().render_lines(crop)
+
+    def _update_look(self) -> None:
+        base = self.rich_style
+        cursor = base + self.get_component_rich_style("workers-table--cursor", partial=True)
+        header = base + self.get_component_rich_style("workers-table--header", partial=True)
+        look = (base, cursor, header, self.size.width, self._where_width, self._url_width)
+        if look != self._look:
+            self._look = look
+            self._base, self._cursor_style, self._header_style = base, cursor, header
+            self._strips.clear()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if y == 0:
+            return self._header()
+        row = self._top + y - 1
+        if not 0 <= row < len(self._views):
+            return Strip.blank(width, self._base)
+        view = self._views[row]
+        if row == self._cursor:
+            return self._strip(self._values(view), self._cursor_style)
+        values = self._values(view)
+        cached = self._strips.get(view.id)
+        if cached is not None and cached[0] == values:
+            return cached[1]
+        strip = self._strip(values, self._base)
+        self._strips[view.id] = (values, strip)
+        return strip
+
+    def _widths(self) -> tuple[int, ...]:
+        return (self._id_width, *(w for _, w, _ in _FIXED[1:]), self._where_width, self._url_width)
+
+    def _header(self) -> Strip:
+        style = self._header_style
+        labels = (*(label for label, _, _ in _FIXED), *_FLEXIBLE)
+        text = "".join(
+            f" {_cell(label, w)} " for label, w in zip(labels, self._widths(), strict=True)
         )
+        return Strip([Segment(text, style)]).adjust_cell_length(self.size.width, style)
+
+    def _strip(self, values: Values, base: Style) -> Strip:
+        worker_id, state, style, in_state, pages, where, url = values
+        w_id, w_state, w_in, w_pages, w_where, w_url = self._widths()
+        segments = [
+            Segment(f" {_cell(worker_id, w_id, True)}  ", base),
+            Segment(_cell(state, w_state), base + _style(style)),
+            Segment(f"  {_cell(in_state, w_in, True)}  {_cell(pages, w_pages, True)}  ", base),
+            Segment(_cell(where, w_where), base + _style("dim")),
+            Segment("  ", base),
+            # Crawled text, escaped and shown literally, never as markup.
+            Segment(_cell(printable(url), w_url), base),
+            Segment(" ", base),
+        ]
+        return Strip(segments).adjust_cell_length(self.size.width, base)
+
+    # ---- the cursor ------------------------------------------------------------------------
+
+    def _move(self, row: int) -> None:
+        if not self._order:
+            return
+        row = max(0, min(row, len(self._order) - 1))
+        if row == self._cursor:
+            return
+        old, self._cursor = self._cursor, row
+        self._scroll_to_cursor()
+        top = self._top
+        for line in (old, row):
+            self.refresh(Region(0, line - top + 1, self.size.width, 1))
+        self.post_message(self.Highlighted(self.selected_worker))
+
+    def move_cursor(self, row: int) -> None:
+        self._move(row)
+
+    def _scroll_to_cursor(self) -> None:
+        top, page = self._top, self._page
+        if self._cursor < top:
+            self.scroll_to(y=self._cursor, animate=False, immediate=True)
+        elif self._cursor >= top + page:
+            self.scroll_to(y=self._cursor - page + 1, animate=False, immediate=True)
+
+    def action_cursor_up(self) -> None:
+        self._move(self._cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self._move(self._cursor + 1)
+
+    def action_page_up(self) -> None:
+        self._move(self._cursor - self._page)
+
+    def action_page_down(self) -> None:
+        self._move(self._cursor + self._page)
+
+    def action_first(self) -> None:
+        self._move(0)
+
+    def action_last(self) -> None:
+        self._move(len(self._order) - 1)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is not None and offset.y >= 1:
+            self._move(self._top + offset.y - 1)
+
+    # ---- width -----------------------------------------------------------------------------
 
     def on_resize(self, _event: events.Resize) -> None:
         self._fit()
+        self.virtual_size = Size(self.size.width, len(self._order) + 1)
 
-    def _fit(self) -> None:
+    def _fit(self, force: bool = False) -> None:
         """Share the width left by the fixed columns between "where" and "url"."""
-        pad = 2 * self.cell_padding
-        fixed = sum(width + pad for _, _, width in _FIXED) + 2 * pad
+        pad = 2 * _PAD
+        fixed = sum(w + pad for w in self._widths()[:4]) + 2 * pad
         # Room for the scrollbar is kept even while there is none, so that its coming
         # never pushes the table wider than the widget.
         spare = self.size.width - self.styles.scrollbar_size_vertical - fixed
         # The URL gets a first share; "where" takes what is left, up to its most useful.
         where = max(_MIN_WHERE, min(_MAX_WHERE, spare - _URL_FIRST))
         url = max(_URL_FIRST, spare - where)
-        if (where, url) == (self._where_width, self._url_width):
+        if (where, url) == (self._where_width, self._url_width) and not force:
             return
         self._where_width, self._url_width = where, url
-        # Rewriting every row is O(workers), but only on a resize.
-        for worker_id, values in self._shown.items():
-            cells = self._cells(values)
-            self.update_cell(str(worker_id), "where", cells[4], update_width=True)
-            self.update_cell(str(worker_id), "url", cells[5], update_width=True)
-        if not self._shown:
-            self.refresh()
-
-
-def _pad(text: Text, width: int) -> Text:
-    text.truncate(width, overflow="ellipsis", pad=True)
-    return text
-
-
-def _changed_columns(old: Values, new: Values) -> set[str]:
-    return {key for key, slots in _SLOTS.items() if any(old[i] != new[i] for i in slots)}
+        self._strips.clear()
+        self.refresh()

@@ -58,7 +58,8 @@ class TaskChains(Static):
             text.append(f"  {task.state}", "cyan")
             if task.url:
                 text.append(f"  {printable(task.url, 60)}")
-            text.append(f"  ({task.steps} steps)\n", "dim")
+            noun = "step" if task.steps == 1 else "steps"
+            text.append(f"  ({task.steps} {noun})\n", "dim")
             file = ""
             for depth, link in enumerate(task.links):
                 text.append("    " + "  " * depth + ("└ " if depth else ""))
