@@ -42,6 +42,7 @@ class CrawlConfig:
     per_host: int = 8  # requests in flight per host (0: no limit)
     host_delay: float = 0.0  # seconds between request starts to one host
     max_crawl_delay: float = DEFAULT_MAX_CRAWL_DELAY  # a larger Crawl-delay is capped to it
+    sitemaps: bool = False  # also take roots from the roots' sitemaps (sitemaps.py)
     compiled_exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     # The roots' passwords, set per instance. Not a field, so asdict(), repr() and == never
     # see them (a copy made by dataclasses.replace() has none: its roots hold "***").

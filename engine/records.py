@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import select
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,9 @@ def describe_fault(exc: Exception) -> str:
     return str(exc) if isinstance(exc, Fault) else f"a listener failed: {describe_exception(exc)}"
 
 
+# The output path that means standard output.
+STDOUT = "-"
+
 # How long a written line may wait in memory before it goes to its file: `tail -f` follows
 # a crawl live, and a kill -9 loses at most this much.
 FLUSH_AFTER = 0.2
@@ -101,9 +105,14 @@ class LineFile:
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
+        to_stdout = str(path) == STDOUT
+        self.path = "stdout" if to_stdout else str(path)  # as errors name it
         # Unbuffered: the batch below is the only buffer, so a flush is one write call.
-        self._file = open(path, "wb", buffering=0)  # noqa: SIM115 (closed in close())
+        # "-" is standard output, as Unix tools take it; closing this file leaves fd 1 open.
+        if to_stdout:
+            self._file = open(sys.stdout.fileno(), "wb", buffering=0, closefd=False)  # noqa: SIM115
+        else:
+            self._file = open(path, "wb", buffering=0)  # noqa: SIM115 (closed in close())
         self._lines: list[str] = []
         self._timer: asyncio.TimerHandle | None = None
         self._failure: OutputError | None = None  # found by a timed flush, not told yet
@@ -187,6 +196,10 @@ class JsonlWriter:
 
     def __call__(self, record: FetchRecord) -> None:
         self._out.write_line(record.to_json())
+
+    def flush(self) -> None:
+        """The lines written so far, on disk now."""
+        self._out.flush()
 
     def close(self) -> None:
         self._out.close()

@@ -126,11 +126,6 @@ def unreachable_roots(crawl: Crawl) -> list[tuple[str, str]]:
 
 def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = None) -> None:
     books = crawl.ledger
-    dt = crawl.elapsed
-    tasks = crawl.config.max_tasks
-    finished = len(books.done) + len(books.failed)
-    speed = finished / dt / tasks if dt and tasks else 0.0
-    accounting = crawl.accounting()
     stats: Counter[str] = Counter()
     print("*** Report ***", file=out)
     records = sorted([*books.done.values(), *books.failed.values()], key=lambda r: r.url)
@@ -148,6 +143,29 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
             print(f"  {delay.describe()}", file=out)
     for line in filtered_lines(books.filtered):
         print(line, file=out)
+    sitemaps: list[str] = getattr(crawl, "sitemap_notes", [])  # the asyncio engine's
+    if sitemaps:
+        print("Sitemaps (--sitemaps):", file=out)
+        for line in sitemaps:
+            print(f"  {line}", file=out)
+    write_totals(crawl, out, stats)
+
+
+def write_totals(crawl: Crawl, out: TextIO, stats: Counter[str] | None = None) -> None:
+    """The report's last lines: the time, the count of each outcome, the accounting.
+
+    `stats` is what the report's URL lines tallied; without it (a summary that lists no
+    URL) the records are tallied here."""
+    books = crawl.ledger
+    dt = crawl.elapsed
+    tasks = crawl.config.max_tasks
+    finished = len(books.done) + len(books.failed)
+    speed = finished / dt / tasks if dt and tasks else 0.0
+    accounting = crawl.accounting()
+    if stats is None:
+        stats = Counter()
+        for record in [*books.done.values(), *books.failed.values()]:
+            url_line(record, stats)
     print(
         f"Finished {finished} urls in {dt:.3f} secs (max_tasks={tasks})"
         f" ({speed:.3f} urls/sec/task)",

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import re
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
 
 from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
+from crawlscope.engine.feeds import FORMATS
 from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.engine.text import printable
 
 
 def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -38,6 +44,45 @@ def seconds(text: str) -> float:
     return value
 
 
+def byte_size(text: str) -> int:
+    """An argparse type: bytes, as a whole number or with a binary unit (512KiB, 10M)."""
+    number = text.strip()
+    unit = number.lstrip("0123456789").strip()
+    factor = _BYTE_UNITS.get(unit.lower())
+    digits = number[: len(number) - len(unit)].strip() if unit else number
+    if factor is None or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"not a size in bytes like 10MiB or 4096: {text!r}")
+    value = int(digits) * factor
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, not {text}")
+    return value
+
+
+byte_size.__name__ = "size"  # argparse names the type in its errors
+_BYTE_UNITS = {
+    "": 1, "b": 1, "k": 1024, "kib": 1024, "m": 1024**2, "mib": 1024**2,
+    "g": 1024**3, "gib": 1024**3,
+}  # fmt: skip
+
+
+def human_bytes(size: object) -> str:
+    """10485760 -> "10 MiB": a byte count as --help shows it."""
+    assert isinstance(size, int)
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} bytes"
+
+
+def human_seconds(value: object) -> str:
+    assert isinstance(value, float | int)
+    return f"{value:g} s"
+
+
+def no_limit_when_0(value: object) -> str:
+    return "0: no limit" if value == 0 else str(value)
+
+
 def _positive_seconds(text: str) -> float:
     value = seconds(text)
     if value == 0:
@@ -54,6 +99,7 @@ class Option:
     parse: Callable[[str], object]
     metavar: str
     help: str  # "{default}" stands for the field's default
+    show: Callable[[object], str] = str  # how --help shows the default
 
 
 # The chapter's crawl.py spells the first three with underscores; both spellings work.
@@ -64,27 +110,31 @@ CRAWL_OPTIONS = (
            "redirects followed per URL (default {default})"),
     Option(("--max-tries", "--max_tries"), "max_tries", whole_number(1), "N",
            "tries per URL on connection errors and timeouts (default {default})"),
-    Option(("--max-pages",), "max_pages", whole_number(0), "N", "stop queueing after N URLs"),
-    Option(("--max-depth",), "max_depth", whole_number(0), "N", "follow links N levels deep"),
+    Option(("--max-pages",), "max_pages", whole_number(0), "N",
+           "stop queueing after N URLs (default {default})", no_limit_when_0),
+    Option(("--max-depth",), "max_depth", whole_number(0), "N",
+           "follow links N levels deep (default {default})", no_limit_when_0),
     Option(("--timeout",), "total_timeout", _positive_seconds, "S",
-           "total seconds per request (default {default})"),
+           "total seconds per request (default {default})", human_seconds),
     Option(("--connect-timeout",), "connect_timeout", _positive_seconds, "S",
-           "seconds to connect (default {default})"),
+           "seconds to connect (default {default})", human_seconds),
     Option(("--read-timeout",), "read_timeout", _positive_seconds, "S",
-           "seconds between reads (default {default})"),
-    Option(("--max-size",), "max_size", whole_number(1), "BYTES",
-           "largest body read, after decompression (default {default})"),
+           "seconds between reads (default {default})", human_seconds),
+    Option(("--max-size",), "max_size", byte_size, "BYTES",
+           "largest body read, after decompression; a number of bytes or with a unit "
+           "(512KiB, 10MiB) (default {default})", human_bytes),
     Option(("--max-links",), "max_links", whole_number(1), "N",
            "links taken from one page (default {default})"),
     Option(("--max-url-length",), "max_url_length", whole_number(1), "N",
            "longer URLs are filtered (default {default})"),
     Option(("--per-host",), "per_host", whole_number(0), "N",
-           "requests in flight per host, 0 for no limit (default {default})"),
+           "requests in flight per host (default {default})", no_limit_when_0),
     Option(("--delay",), "host_delay", seconds, "S",
-           "seconds between requests to one host (robots.txt Crawl-delay wins if larger)"),
+           "seconds between requests to one host (robots.txt Crawl-delay wins if larger) "
+           "(default {default})", human_seconds),
     Option(("--max-crawl-delay",), "max_crawl_delay", seconds, "S",
            "a robots.txt Crawl-delay larger than this is capped to it; the report, the "
-           "progress line and the TUI say so (default {default})"),
+           "progress line and the TUI say so (default {default})", human_seconds),
 )  # fmt: skip
 
 
@@ -92,14 +142,13 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     defaults = CrawlConfig(roots=("http://example.com/",))
     for option in CRAWL_OPTIONS:
         default = getattr(defaults, option.field)
-        shown = f"{default:g}" if isinstance(default, float) else default
         parser.add_argument(
             *option.flags,
             dest=option.field,
             type=option.parse,
             default=default,
             metavar=option.metavar,
-            help=option.help.format(default=shown),
+            help=option.help.format(default=option.show(default)),
         )
     # The options that are not one field each: a choice of two, a list, a switch, text.
     scope = parser.add_mutually_exclusive_group()
@@ -128,7 +177,19 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
       help=f"User-Agent (default {DEFAULT_USER_AGENT})")  # fmt: skip
     p("--contact", metavar="EMAIL|URL",
       help="how a site owner can reach you, added to the User-Agent")  # fmt: skip
-    p("--output", "-o", metavar="FILE", help="write one JSON line per fetch to FILE")
+    p("--output", "-o", action="append", default=[], metavar="FILE",
+      help="write a record per fetch (and per filtered URL) to FILE, in the format its "
+      "extension names: .jsonl JSON Lines, .csv CSV with a header row, .json one JSON "
+      "array; any other name JSON Lines; - is JSON Lines on stdout (the report then goes "
+      "to stderr); repeatable")  # fmt: skip
+    p("--format", dest="feed_format", choices=FORMATS,
+      help="write every --output in this format, whatever its extension")  # fmt: skip
+    p("--sitemaps", action="store_true",
+      help="also start from the URLs of the roots' sitemaps (robots.txt's Sitemap: lines "
+      "and /sitemap.xml; indexes and .gz included), at depth 0, within the same scope "
+      "and limits as pages")  # fmt: skip
+    p("--report", metavar="FILE",
+      help="write the whole report to FILE; print only its totals and where it went")  # fmt: skip
 
 
 def add_demo_options(
@@ -190,6 +251,7 @@ def crawl_config(args: argparse.Namespace, roots: list[str]) -> CrawlConfig:
         exclude=tuple(args.exclude),
         obey_robots=args.obey_robots,
         user_agent=user_agent(args.user_agent, args.contact),
+        sitemaps=args.sitemaps,
     )
 
 
@@ -213,3 +275,164 @@ def demo_config(args: argparse.Namespace, prefix: str = "") -> DemoConfig:
         seed=getattr(args, f"{key}seed"),
         hostile=getattr(args, f"{key}hostile", False),
     )
+
+
+# ---- roots without a scheme ------------------------------------------------------------
+
+_HOST = re.compile(r"(?:[\w-]+\.)*[\w-]+(?::\d+)?|\[[0-9a-fA-F:.]+\](?::\d+)?")
+
+
+def with_scheme(root: str) -> str | None:
+    """https://HOST/... for a root written without a scheme (example.com, host:8080/x), as
+    browsers and wget take it; None for anything else (a URL, or what is no host)."""
+    if "://" in root:
+        return None
+    host, slash, rest = root.partition("/")
+    if not _HOST.fullmatch(host):
+        return None
+    return f"https://{host}/{rest}" if slash else f"https://{host}/"
+
+
+def take_roots(roots: list[str], err: TextIO) -> list[str]:
+    """The roots as given, those without a scheme taken as https, each said on `err`."""
+    taken = []
+    for root in roots:
+        url = with_scheme(root)
+        if url is not None:
+            print(f"crawlscope: {printable(root)} has no scheme: crawling {printable(url)}",
+                  file=err)  # fmt: skip
+        taken.append(url or root)
+    return taken
+
+
+# ---- the config file ---------------------------------------------------------------------
+
+CONFIG_FILE = "crawlscope.toml"  # read from the working directory when there is no --config
+_NOT_KEYS = ("help", "version", "config")  # options no config file may set
+
+
+class ConfigFileError(Exception):
+    """A config file that cannot be used; the message (one line) names the file and key."""
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help=f"read options from this TOML file (default: ./{CONFIG_FILE} if there is one); "
+        "its keys are the long options (max-tasks = 20); the command line wins",
+    )
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def config_keys(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """Every long option of `parser`, as a config key ("max-tasks"), and its action."""
+    keys = {}
+    for action in parser._actions:
+        for flag in action.option_strings:
+            key = flag.removeprefix("--")
+            if flag.startswith("--") and key not in _NOT_KEYS:
+                keys[key] = action
+    return keys
+
+
+def read_config_file(path: Path) -> dict[str, object]:
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except OSError as exc:
+        raise ConfigFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _convert(action: argparse.Action, value: object) -> object:
+    """A config value as the option would take it: ArgumentTypeError/ValueError if not."""
+    # bool is an int to Python, but true is no number to a user.
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise argparse.ArgumentTypeError(f"expected a value like {action.metavar or 'TEXT'}")
+    parse: Callable[[str], object] = action.type or str  # type: ignore[assignment]
+    converted = parse(str(value))
+    if action.choices is not None and converted not in action.choices:
+        choices = ", ".join(map(str, action.choices))
+        raise argparse.ArgumentTypeError(f"must be one of {choices}, not {value!r}")
+    return converted
+
+
+def _setting(action: argparse.Action, value: object) -> tuple[bool, object]:
+    """(whether the key sets anything, the value for its dest)."""
+    if action.nargs == 0:  # a switch: true is the switch given, false leaves it alone
+        if not isinstance(value, bool):
+            raise argparse.ArgumentTypeError("expected true or false")
+        return value, action.const
+    if isinstance(action, argparse._AppendAction):
+        items = value if isinstance(value, list) else [value]
+        return True, [_convert(action, item) for item in items]
+    return True, _convert(action, value)
+
+
+def config_defaults(
+    parser: argparse.ArgumentParser, table: dict[str, object], source: Path, known: set[str]
+) -> dict[str, object]:
+    """The dest -> value the file sets for this command. A key no command has is an
+    error; one that only other commands have is left to them."""
+    actions = config_keys(parser)
+    defaults: dict[str, object] = {}
+    for key, value in table.items():
+        action = actions.get(key)
+        if action is None:
+            if key in known:
+                continue
+            raise ConfigFileError(f"{source}: unknown key {key!r} (keys are long options)")
+        try:
+            sets, setting = _setting(action, value)
+        except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
+            raise ConfigFileError(f"{source}: {key}: {exc}") from None
+        if sets:
+            defaults[action.dest] = setting
+    return defaults
+
+
+def _given_config(argv: list[str]) -> str | None:
+    """--config FILE from the command line, before the real parse (abbreviations off, so
+    --con cannot be taken for it)."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--config")
+    found, _rest = pre.parse_known_args(argv)
+    return found.config
+
+
+def parse_command_line(
+    parser: argparse.ArgumentParser, argv: list[str], cwd: Path | None = None
+) -> argparse.Namespace:
+    """Parse argv, the config file's values taken as the defaults of the command's options.
+
+    An unknown option is reported with the usage of the command it was given to. Raises
+    ConfigFileError (one line) for a config file that cannot be used."""
+    commands = subcommands(parser)
+    target = commands.get(argv[0]) if argv and commands else (None if commands else parser)
+    appended: dict[str, int] = {}
+    if target is not None:
+        given = _given_config(argv)
+        default = (cwd or Path.cwd()) / CONFIG_FILE
+        path = Path(given) if given else (default if default.is_file() else None)
+        if path is not None:
+            known = {key for p in [parser, *commands.values()] for key in config_keys(p)}
+            defaults = config_defaults(target, read_config_file(path), path, known)
+            target.set_defaults(**defaults)
+            appended = {k: len(v) for k, v in defaults.items() if isinstance(v, list)}
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        (target or parser).error(f"unrecognized arguments: {' '.join(extras)}")
+    for dest, count in appended.items():
+        # The command line wins: options it repeats replace the file's list, not extend it.
+        values = getattr(args, dest)
+        if len(values) > count:
+            setattr(args, dest, values[count:])
+    return args

@@ -3,7 +3,8 @@
 The site is what lectures and tests crawl when no network is wanted. It contains the
 situations the chapter's crawler has to handle: many interlinked pages, relative,
 absolute and fragment links, out-of-scope and non-http links, the chapter's redirect
-cases, errors (404, 500, a connection that drops), non-HTML files and robots.txt.
+cases, errors (404, 500, a connection that drops), non-HTML files, robots.txt, and
+sitemaps (an index at /sitemap.xml naming a plain and a gzipped sitemap).
 
 Benchmarks crawl tens of thousands of pages per second against it, so everything that
 can be decided up front (the link graph, which pages fail, the fixed pages' bytes) is
@@ -13,6 +14,7 @@ decided once in `build_demo_app`; a request only formats one small page.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import html
 import random
 import struct
@@ -372,8 +374,42 @@ class _Site:
     async def robots(self, request: web.Request) -> web.Response:
         return web.Response(text=_ROBOTS_TXT, content_type="text/plain", charset="utf-8")
 
+    # The sitemaps (crawl --sitemaps): an index at the usual place, naming a plain child
+    # and a gzipped one, as big sites serve them. They list pages the links reach anyway,
+    # so a crawl with or without them fetches the same URLs.
+
+    async def sitemap_index(self, request: web.Request) -> web.Response:
+        origin = str(request.url.origin())
+        return _xml_response(_sitemap_xml("sitemapindex", "sitemap", [
+            origin + path for path in _SITEMAP_CHILDREN
+        ]))  # fmt: skip
+
+    async def sitemap_home(self, request: web.Request) -> web.Response:
+        return _xml_response(_sitemap_xml("urlset", "url", [str(request.url.origin()) + "/"]))
+
+    async def sitemap_pages(self, request: web.Request) -> web.Response:
+        origin = str(request.url.origin())
+        pages = [f"{origin}/page/{n}" for n in range(self.config.pages)]
+        body = gzip.compress(_sitemap_xml("urlset", "url", pages).encode("utf-8"), mtime=0)
+        return web.Response(body=body, content_type="application/gzip")
+
     async def unknown(self, request: web.Request) -> web.Response:
         return _not_found(request.path)
+
+
+_SITEMAP_CHILDREN = ("/sitemaps/home.xml", "/sitemaps/pages.xml.gz")
+
+
+def _sitemap_xml(root: str, entry: str, urls: list[str]) -> str:
+    entries = "".join(f"<{entry}><loc>{html.escape(url)}</loc></{entry}>\n" for url in urls)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<{root} xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{entries}</{root}>\n'
+    )
+
+
+def _xml_response(text: str) -> web.Response:
+    return web.Response(text=text, content_type="application/xml", charset="utf-8")
 
 
 def _html_response(text: str, status: int = 200) -> web.Response:
@@ -409,6 +445,9 @@ def build_demo_app(config: DemoConfig = DemoConfig()) -> web.Application:
         router.add_get(path, site.file)
     router.add_get("/flaky", site.flaky)
     router.add_get("/robots.txt", site.robots)
+    router.add_get("/sitemap.xml", site.sitemap_index)
+    router.add_get(_SITEMAP_CHILDREN[0], site.sitemap_home)
+    router.add_get(_SITEMAP_CHILDREN[1], site.sitemap_pages)
     if config.hostile:
         add_hostile_routes(app)
     # Last, so it only catches what nothing else claims, and answers in HTML like the
