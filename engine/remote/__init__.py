@@ -1,0 +1,2 @@
+"""Watching a crawl from another process: a monitor serves its observation over a
+WebSocket (monitor.py), and a client turns that back into an ObservedCrawl (client.py)."""

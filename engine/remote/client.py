@@ -1,0 +1,274 @@
+"""A crawl watched from another process: `RemoteCrawl` is an ObservedCrawl whose state
+comes in frames from a monitor (monitor.py), and `RemoteControls` steers it when the URL
+carried the control token.
+
+The connection comes and goes; the last state stays. `link` says where it stands:
+connecting, connected, ended (the crawl finished and its process went) or dropped (the
+connection broke with the crawl still running, or never came). `run()` connects again
+whenever it is lost, so a crawl that comes back is watched again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+from collections import deque
+from collections.abc import Container, Iterable, Sequence
+from enum import StrEnum
+from typing import Any
+
+import aiohttp
+
+from ..config import CrawlConfig
+from ..records import FetchRecord
+from ..redirects import Chain
+from ..snapshot import OVER, Snapshot
+from .monitor import RECENT_WINDOW
+from .protocol import (
+    MAX_VIEW,
+    VERSION,
+    BadMessage,
+    chain_from_plain,
+    config_from_plain,
+    record_from_plain,
+)
+
+RETRY_FIRST = 0.25  # seconds before connecting again; doubled after each failure
+RETRY_MOST = 3.0
+# Frames from a monitor are big (every worker's row): a limit that any real one fits,
+# so a broken or hostile monitor cannot make a viewer hold a gigabyte.
+MAX_FRAME = 16 * 1024 * 1024
+ERRORS_KEPT = 20
+VIEW_EVERY = 0.25  # seconds: how often at most the rows shown are told to the monitor
+
+
+class Link(StrEnum):
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    ENDED = "ended"  # the crawl finished, then its monitor went away
+    DROPPED = "dropped"
+
+
+class RemoteCrawl:
+    """The last frame a monitor sent, answering as the crawl itself would."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.link = Link.CONNECTING
+        self.why = ""  # what ended or dropped the connection, in words
+        self.steer = False  # the monitor accepts controls from this connection
+        self.viewers: tuple[str, ...] = ()  # every viewer's address, as of the last frame
+        self.frames = 0  # frames received
+        self.errors: deque[str] = deque(maxlen=ERRORS_KEPT)  # the monitor's refusals
+        self.answers = 0  # "ok" and "error" answers received, for a caller to wait on
+        self.refused = 0  # "error" answers received (the last few are in `errors`)
+        self.ready = asyncio.Event()  # set at the first frame: there is something to draw
+        self._config: CrawlConfig | None = None
+        self._snap: Snapshot | None = None
+        self._recent: deque[FetchRecord] = deque(maxlen=RECENT_WINDOW)
+        self._chains: list[Chain] = []
+        self._chain_count = 0
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._outbox: list[str] = []
+        self._flushing: asyncio.Task[None] | None = None
+        self._shown: frozenset[int] = frozenset()  # the rows the screen shows, as told
+        self._view_timer: asyncio.TimerHandle | None = None
+
+    # ---- ObservedCrawl -------------------------------------------------------------------
+
+    @property
+    def config(self) -> CrawlConfig:
+        if self._config is None:
+            raise RuntimeError("no frame from the monitor yet: wait for `ready`")
+        return self._config
+
+    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
+        """The last frame. `where_for` (the rows a screen shows) is told to the monitor,
+        which reads "suspended at" for those workers in the frames that follow."""
+        if self._snap is None:
+            raise RuntimeError("no frame from the monitor yet: wait for `ready`")
+        if isinstance(where_for, Iterable):
+            self._show(frozenset(where_for))
+        return self._snap
+
+    def _show(self, ids: frozenset[int]) -> None:
+        if ids == self._shown:
+            return
+        self._shown = ids
+        if self._view_timer is None:
+            # The latest set, at most VIEW_EVERY: a screen scrolling through its rows
+            # must not spend the monitor's rate limit on the rows it passed.
+            loop = asyncio.get_running_loop()
+            self._view_timer = loop.call_later(VIEW_EVERY, self._send_view)
+
+    def _send_view(self) -> None:
+        self._view_timer = None
+        if self._ws is not None and not self._ws.closed:
+            self._queue_text(json.dumps({"view": sorted(self._shown)[:MAX_VIEW]}))
+
+    def recent_fetches(self) -> Sequence[FetchRecord]:
+        return self._recent
+
+    def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
+        return self._chains[:limit], self._chain_count
+
+    # ---- the connection ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Stay connected until cancelled: connect, read frames, and when the connection
+        is lost, wait a little and connect again."""
+        wait = RETRY_FIRST
+        async with aiohttp.ClientSession() as session:
+            while True:
+                if await self._connect_once(session):
+                    wait = RETRY_FIRST
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, RETRY_MOST)
+
+    async def _connect_once(self, session: aiohttp.ClientSession) -> bool:
+        """One connection, read to its end; True if a frame came over it."""
+        got_frame = False
+        try:
+            async with session.ws_connect(self.url, max_msg_size=MAX_FRAME, heartbeat=20.0) as ws:
+                self._ws = ws
+                async for message in ws:
+                    if message.type is not aiohttp.WSMsgType.TEXT:
+                        break
+                    got_frame |= self._take(message.data)
+                self._lost(self._close_words(ws))
+        except aiohttp.WSServerHandshakeError as exc:
+            self._lost("the monitor refused: wrong control token" if exc.status == 403
+                       else f"the monitor refused the connection ({exc.status})")  # fmt: skip
+        except (aiohttp.ClientError, OSError) as exc:
+            self._lost(f"cannot connect: {exc}")
+        except BadMessage as exc:
+            self._lost(f"not a crawlscope monitor: {exc}")
+        finally:
+            self._ws = None
+        return got_frame
+
+    def _close_words(self, ws: aiohttp.ClientWebSocketResponse) -> str:
+        if ws.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG:
+            return "the monitor closed the connection: a message too big"
+        return "the crawl's process went away" if ws.close_code != 1000 else "closed"
+
+    def _lost(self, why: str) -> None:
+        over = self._snap is not None and self._snap.phase in OVER
+        self.link = Link.ENDED if over else Link.DROPPED
+        self.why = "the crawl ended" if over else why
+
+    def _take(self, text: str) -> bool:
+        """Apply one message; True for a frame. BadMessage if it is not the protocol's."""
+        try:
+            message = json.loads(text)
+            kind = message["kind"]
+            if kind == "hello":
+                self._hello(message)
+            elif kind == "frame":
+                self._frame(message)
+                return True
+            elif kind == "error":
+                self.errors.append(str(message["error"]))
+                self.refused += 1
+                self.answers += 1
+            elif kind == "ok":
+                self.answers += 1
+            return False
+        except BadMessage:
+            raise
+        except (KeyError, TypeError, ValueError, RecursionError) as exc:
+            raise BadMessage(f"{type(exc).__name__}: {str(exc)[:80]}") from None
+
+    def _hello(self, message: dict[str, Any]) -> None:
+        if message["version"] != VERSION:
+            raise BadMessage(f"protocol version {message['version']!r}, not {VERSION}")
+        self._config = config_from_plain(message["config"])
+        self.steer = bool(message["steer"])
+        if self._shown:
+            self._send_view()  # a monitor met again knows nothing of this screen
+
+    def _frame(self, message: dict[str, Any]) -> None:
+        if self._config is None:
+            raise BadMessage("a frame before the hello")
+        plain = message["snapshot"]
+        if "workers" in plain:
+            snap = Snapshot.from_plain(plain)
+        elif self._snap is not None:
+            # A frame between the rows' frames: the figures move, the rows stay.
+            snap = dataclasses.replace(Snapshot.from_plain({**plain, "workers": ()}),
+                                       workers=self._snap.workers)  # fmt: skip
+        else:
+            raise BadMessage("a first frame without the workers")
+        records = [record_from_plain(plain) for plain in message["recent"]]
+        if message.get("recent_reset"):
+            self._recent.clear()
+        if "chains" in message:
+            self._chains = [chain_from_plain(plain) for plain in message["chains"]]
+            self._chain_count = int(message["chain_count"])
+        self._recent.extend(records)
+        self.viewers = tuple(str(address) for address in message["viewers"])
+        self._snap = snap
+        self.frames += 1
+        self.link = Link.CONNECTED
+        self.why = ""
+        self.ready.set()
+
+    # ---- sending controls ----------------------------------------------------------------
+
+    def send(self, control: str, **args: object) -> bool:
+        """Ask the monitor to carry out `control`; False when not connected. Sent from a
+        task, so a caller on the loop (a key press) never waits for the network."""
+        if self._ws is None or self._ws.closed:
+            return False
+        self._queue_text(json.dumps({"control": control, "args": args}))
+        return True
+
+    def _queue_text(self, text: str) -> None:
+        self._outbox.append(text)
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self) -> None:
+        while self._outbox and self._ws is not None:
+            text = self._outbox.pop(0)
+            with contextlib.suppress(ConnectionError, RuntimeError, aiohttp.ClientError):
+                await self._ws.send_str(text)
+
+
+class RemoteControls:
+    """CrawlControls over a monitor's connection. Each answers at once whether it was
+    sent; the effect shows in a frame or two, the refusal in `RemoteCrawl.errors`."""
+
+    def __init__(self, remote: RemoteCrawl) -> None:
+        self.remote = remote
+
+    def pause_all(self) -> None:
+        self.remote.send("pause_all")
+
+    def resume_all(self) -> None:
+        self.remote.send("resume_all")
+
+    def pause(self, worker_id: int) -> bool:
+        return self.remote.send("pause", worker=worker_id)
+
+    def resume(self, worker_id: int) -> bool:
+        return self.remote.send("resume", worker=worker_id)
+
+    def cancel_worker(self, worker_id: int) -> bool:
+        return self.remote.send("cancel_worker", worker=worker_id)
+
+    def add_worker(self) -> object:
+        return self.remote.send("add_worker")
+
+    def remove_worker(self, worker_id: int | None = None) -> object:
+        if worker_id is None:
+            return self.remote.send("remove_worker")
+        return self.remote.send("remove_worker", worker=worker_id)
+
+    def set_slowmo(self, seconds: float) -> None:
+        self.remote.send("set_slowmo", seconds=seconds)
+
+    def stop(self) -> None:
+        self.remote.send("stop")

@@ -1,0 +1,516 @@
+"""Serve a crawl's observation to any number of viewers, and its controls to the one
+who holds the token, over an aiohttp WebSocket.
+
+The crawl never waits for a viewer. The monitor samples the observed crawl at a fixed
+rate, once, encodes that frame once, and hands the same text to every viewer's bounded
+queue; a viewer whose queue is full (it stopped reading, or reads slower than frames
+come) is dropped there and then. Nothing is sampled while nobody watches.
+
+Steering is a short list of controls with typed arguments (protocol.py); none takes a
+URL or a path, so no viewer can make the crawl fetch or read anything. Input that is not
+one of them, from a viewer without the token, too big or too frequent, gets an error
+message to that viewer and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import re
+import secrets
+import socket
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from ..observe import CrawlControls, ObservedCrawl
+from ..records import FetchRecord
+from ..snapshot import Snapshot
+from .protocol import (
+    CHAIN_HOPS,
+    CHAIN_LIMIT,
+    MAX_VIEW,
+    PATH,
+    TOKEN_PARAM,
+    VERSION,
+    VIEWER_PARAM,
+    chain_to_plain,
+    record_to_plain,
+    snapshot_to_plain,
+)
+from .protocol import config_to_plain as config_plain
+
+FRAMES_PER_SECOND = 15.0
+# Frames a viewer may fall behind before it is dropped: two seconds of them. What a slow
+# viewer can cost the crawl's process is this many frames, shared with every other viewer.
+QUEUE_FRAMES = 30
+MAX_MESSAGE = 4096  # bytes; a control is a few dozen
+# Messages a viewer may send: RATE a second, in bursts of up to BURST. Past that each one
+# is refused, and a viewer that keeps flooding past FLOOD_LIMIT refusals is dropped.
+RATE = 10.0
+BURST = 20.0
+FLOOD_LIMIT = 200
+MAX_SLOWMO = 10.0  # seconds; what the s key offers is at most 1
+# Frames that carry the workers' rows, one in this many (5 a second at 15 frames a
+# second: the rate the workers table redraws at, tui/screens/panels.py). Those rows are
+# most of a frame, and their "suspended at" costs a walk of each task; the figures,
+# fetches and chains in between go at the full rate.
+WORKERS_EVERY = 3
+RECENT_WINDOW = 256  # fetches a new viewer is sent at once (the crawler keeps as many)
+CLOSE_WAIT = 1.0  # seconds the last frame may take to reach the viewers on closing
+
+# Each control's arguments: name -> (type, required). "worker" must name a worker the
+# crawl has; "seconds" must be a number from 0 to MAX_SLOWMO.
+CONTROLS: dict[str, dict[str, bool]] = {
+    "pause_all": {},
+    "resume_all": {},
+    "pause": {"worker": True},
+    "resume": {"worker": True},
+    "cancel_worker": {"worker": True},
+    "add_worker": {},
+    "remove_worker": {"worker": False},
+    "set_slowmo": {"seconds": True},
+    "stop": {},
+}
+
+
+VIEWER_NAME = re.compile(r"[0-9A-Za-z.:_-]{1,64}")
+
+
+class Refused(ValueError):
+    """A message from a viewer that is not acted on; the text goes back to that viewer."""
+
+
+def parse_address(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
+    """`[HOST:]PORT` (an IPv6 host in brackets) as (host, port); ValueError says why not."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host = default_host
+    elif host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ValueError(f"put an IPv6 address in brackets: [{host}]:{port_text}")
+    if not host:
+        host = default_host
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"not a port number: {port_text!r} (use [HOST:]PORT)") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be from 0 to 65535, not {port}")
+    return host, port
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: any free one); OSError if it cannot be had. Bound
+    before anything starts, so its URL can be printed and a taken port is a clear error."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _name, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(64)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def socket_url(sock: socket.socket, token: str | None) -> str:
+    """The WebSocket URL of a monitor listening on `sock`, with the token if given."""
+    host, port = sock.getsockname()[:2]
+    if host in ("0.0.0.0", "::"):
+        host = socket.gethostname()  # listening everywhere: name a way in, not "any"
+    if ":" in host:
+        host = f"[{host}]"
+    url = f"ws://{host}:{port}{PATH}"
+    return url if token is None else f"{url}?{TOKEN_PARAM}={quote(token)}"
+
+
+@dataclass(eq=False)
+class Viewer:
+    ws: web.WebSocketResponse
+    address: str
+    steer: bool
+    transport: asyncio.Transport | None
+    queue: asyncio.Queue[str | None] = field(
+        default_factory=lambda: asyncio.Queue(maxsize=QUEUE_FRAMES)
+    )
+    fresh: bool = True  # no frame yet: the next one carries the whole recent window
+    tokens: float = BURST
+    refilled_at: float = field(default_factory=time.monotonic)
+    refused: int = 0  # messages refused for the rate in a row
+    shows: frozenset[int] = frozenset()  # the workers whose rows it draws ("view")
+    closing: asyncio.Task[None] | None = None  # its dismissal, once it has one
+    sender: asyncio.Task[None] | None = None
+
+
+class Monitor:
+    """Serve `observed` (and `controls`, to holders of the token) on a listening socket."""
+
+    def __init__(
+        self,
+        observed: ObservedCrawl,
+        controls: CrawlControls | None,
+        sock: socket.socket,
+        *,
+        fps: float = FRAMES_PER_SECOND,
+        token: str | None = None,
+        workers_every: int = WORKERS_EVERY,
+    ) -> None:
+        self.observed = observed
+        self.controls = controls
+        self.token = token or secrets.token_urlsafe(18)
+        self.sock = sock
+        self.period = 1.0 / fps
+        self.workers_every = workers_every
+        self.dropped = 0  # viewers dropped for falling behind or flooding
+        self.frames = 0  # frames sampled
+        # Seconds of the loop spent sampling, encoding and sending frames: what watching
+        # costs the crawl, measured where it is spent (bench/viewers.py reports it).
+        self.busy_seconds = 0.0
+        self._viewers: list[Viewer] = []
+        self._window: deque[dict[str, Any]] = deque(maxlen=RECENT_WINDOW)
+        self._last_record: FetchRecord | None = None
+        self._chains_key: tuple[int, int] | None = None
+        self._chains: dict[str, Any] = {}
+        self._chains_changed = False
+        self._runner: web.AppRunner | None = None
+        self._sampler: asyncio.Task[None] | None = None
+        self._closing = False
+
+    @property
+    def url(self) -> str:
+        """The URL that can steer (it carries the token)."""
+        return socket_url(self.sock, self.token)
+
+    @property
+    def view_url(self) -> str:
+        """The same crawl, read-only."""
+        return socket_url(self.sock, None)
+
+    @property
+    def viewers(self) -> list[str]:
+        """The address of every viewer connected now."""
+        return [v.address for v in self._viewers]
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get(PATH, self._handle)
+        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=CLOSE_WAIT)
+        await self._runner.setup()
+        await web.SockSite(self._runner, self.sock).start()
+        self._sampler = asyncio.create_task(self._sample_forever(), name="monitor-sampler")
+
+    async def close(self) -> None:
+        """Send the last state to every viewer (briefly), then close their connections."""
+        if self._closing:
+            return
+        self._closing = True
+        if self._sampler is not None:
+            self._sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sampler
+        if self._viewers:
+            self._broadcast(rows=True)  # the crawl's end, so a viewer keeps its last state
+        viewers = list(self._viewers)
+        for viewer in viewers:
+            with contextlib.suppress(asyncio.QueueFull):
+                viewer.queue.put_nowait(None)  # the sender's sign to stop
+        senders = [v.sender for v in viewers if v.sender is not None]
+        if senders:
+            await asyncio.wait(senders, timeout=CLOSE_WAIT)
+        for viewer in viewers:
+            await self._close_viewer(viewer, WSCloseCode.GOING_AWAY, "the crawl has gone")
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> Monitor:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    # ---- frames ------------------------------------------------------------------------
+
+    async def _sample_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.period)
+            if self._viewers:
+                self._broadcast()
+
+    def _broadcast(self, rows: bool = False) -> None:
+        """Sample the crawl once and queue the frame for every viewer: with the workers'
+        rows every `workers_every` frames (and always for a viewer's first)."""
+        started = time.perf_counter()
+        try:
+            self._sample(rows)
+        finally:
+            self.busy_seconds += time.perf_counter() - started
+
+    def _sample(self, rows: bool) -> None:
+        rows = rows or self.frames % self.workers_every == 0
+        # "Suspended at" only for the rows some viewer shows: reading it walks a task.
+        no_rows: frozenset[int] = frozenset()
+        shown = no_rows.union(*(viewer.shows for viewer in self._viewers)) if rows else no_rows
+        snap = self.observed.snapshot(shown)
+        new = [record_to_plain(record) for record in self._new_records()]
+        self._window.extend(new)
+        self._update_chains(snap)
+        self.frames += 1
+        plain = snapshot_to_plain(snap, rows)
+        frame: dict[str, Any] = {"kind": "frame", "snapshot": plain, "viewers": self.viewers}
+        shared = json.dumps({**frame, "recent": new, **self._chains_if_new()})
+        first: str | None = None
+        for viewer in list(self._viewers):
+            text = shared
+            if viewer.fresh:
+                if first is None:
+                    whole = {"recent": list(self._window), "recent_reset": True, **self._chains}
+                    whole["snapshot"] = plain if rows else snapshot_to_plain(snap, rows=True)
+                    first = json.dumps({**frame, **whole})
+                text, viewer.fresh = first, False
+            self._queue(viewer, text)
+
+    def _new_records(self) -> list[FetchRecord]:
+        """The fetches since the last frame (all the window holds, if more came)."""
+        recent = self.observed.recent_fetches()
+        new: list[FetchRecord] = []
+        for record in reversed(recent):
+            if record is self._last_record:
+                break
+            new.append(record)
+        if recent:
+            self._last_record = recent[-1]
+        new.reverse()
+        return new
+
+    def _update_chains(self, snap: Snapshot) -> None:
+        a = snap.accounting
+        # A chain's end also moves with no new hop: when its last URL is fetched.
+        key = (snap.redirect_version, a.done + a.failed + a.filtered + a.unfetched)
+        if key == self._chains_key:
+            self._chains_changed = False
+            return
+        self._chains_key = key
+        chains, count = self.observed.chain_preview(CHAIN_LIMIT, CHAIN_HOPS)
+        self._chains = {
+            "chains": [chain_to_plain(chain) for chain in chains],
+            "chain_count": count,
+        }
+        self._chains_changed = True
+
+    def _chains_if_new(self) -> dict[str, Any]:
+        return self._chains if self._chains_changed else {}
+
+    def _queue(self, viewer: Viewer, text: str) -> None:
+        try:
+            viewer.queue.put_nowait(text)
+        except asyncio.QueueFull:
+            self._drop(viewer)
+
+    def _drop(self, viewer: Viewer) -> None:
+        """Let a viewer that fell behind go at once, without waiting for it in any way:
+        a close handshake or an error would wait on the very reading it does not do."""
+        if viewer not in self._viewers:
+            return
+        self._viewers.remove(viewer)
+        self.dropped += 1
+        if viewer.sender is not None:
+            viewer.sender.cancel()
+        if viewer.transport is not None:
+            viewer.transport.abort()
+
+    def _dismiss(self, viewer: Viewer, why: str) -> None:
+        """Let a viewer that is reading go: what is queued for it (the error that says
+        why) is sent first, then the connection closes with `why`."""
+        if viewer not in self._viewers:
+            return
+        self._viewers.remove(viewer)
+        self.dropped += 1
+        with contextlib.suppress(asyncio.QueueFull):
+            viewer.queue.put_nowait(None)
+        viewer.closing = asyncio.create_task(self._close_after_sender(viewer, why))
+
+    async def _close_after_sender(self, viewer: Viewer, why: str) -> None:
+        if viewer.sender is not None:
+            await asyncio.wait([viewer.sender], timeout=CLOSE_WAIT)
+        await self._close_viewer(viewer, WSCloseCode.POLICY_VIOLATION, why)
+
+    # ---- a viewer's connection ---------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        given = request.query.get(TOKEN_PARAM)
+        if given is not None and not secrets.compare_digest(given.encode(), self.token.encode()):
+            raise web.HTTPForbidden(text="wrong control token\n")
+        ws = web.WebSocketResponse(max_msg_size=MAX_MESSAGE, heartbeat=20.0)
+        await ws.prepare(request)
+        if self._closing:
+            await ws.close(code=WSCloseCode.GOING_AWAY, message=b"the crawl has gone")
+            return ws
+        viewer = Viewer(ws, _address(request), given is not None, request.transport)
+        hello = {
+            "kind": "hello",
+            "version": VERSION,
+            "config": config_plain(self.observed.config),
+            "steer": viewer.steer and self.controls is not None,
+            "you": viewer.address,
+        }
+        viewer.queue.put_nowait(json.dumps(hello))
+        viewer.sender = asyncio.create_task(self._send(viewer), name="monitor-viewer")
+        self._viewers.append(viewer)
+        try:
+            await self._read(viewer)
+            if viewer.closing is not None:
+                await viewer.closing  # else aiohttp would close it first, with no reason
+        finally:
+            if viewer in self._viewers:
+                self._viewers.remove(viewer)
+                if viewer.sender is not None:
+                    viewer.sender.cancel()
+        return ws
+
+    async def _send(self, viewer: Viewer) -> None:
+        while (text := await viewer.queue.get()) is not None:
+            started = time.perf_counter()
+            # Framing and writing to the socket; it waits only when the socket is full.
+            await viewer.ws.send_str(text)
+            self.busy_seconds += time.perf_counter() - started
+
+    async def _read(self, viewer: Viewer) -> None:
+        async for message in viewer.ws:
+            if message.type is WSMsgType.TEXT:
+                self._answer(viewer, message.data)
+            elif message.type is WSMsgType.BINARY:
+                self._answer(viewer, None)
+            elif message.type is WSMsgType.ERROR:
+                break  # too big, or broken: aiohttp closes with the reason's code
+            if viewer not in self._viewers:
+                break
+
+    def _answer(self, viewer: Viewer, text: str | None) -> None:
+        if not self._within_rate(viewer):
+            return
+        try:
+            if text is None:
+                raise Refused("send text: JSON messages only")
+            name = self._act(viewer, text)
+        except Refused as exc:
+            self._queue(viewer, json.dumps({"kind": "error", "error": str(exc)}))
+        else:
+            if name != "view":  # said often and needing no answer
+                self._queue(viewer, json.dumps({"kind": "ok", "control": name}))
+
+    def _within_rate(self, viewer: Viewer) -> bool:
+        now = time.monotonic()
+        viewer.tokens = min(BURST, viewer.tokens + (now - viewer.refilled_at) * RATE)
+        viewer.refilled_at = now
+        if viewer.tokens >= 1.0:
+            viewer.tokens -= 1.0
+            viewer.refused = 0
+            return True
+        viewer.refused += 1
+        if viewer.refused == 1:
+            error = f"too many messages: at most {RATE:g} a second; the rest are ignored"
+            self._queue(viewer, json.dumps({"kind": "error", "error": error}))
+        elif viewer.refused > FLOOD_LIMIT:
+            self._dismiss(viewer, "too many messages")
+        return False
+
+    def _act(self, viewer: Viewer, text: str) -> str:
+        """Check a control message and carry it out; Refused says what is wrong."""
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise Refused(f"not JSON: {str(exc)[:80]}") from None
+        if isinstance(message, dict) and set(message) == {"view"}:
+            viewer.shows = self._shown_ids(message["view"])
+            return "view"
+        if not isinstance(message, dict) or not isinstance(message.get("control"), str):
+            raise Refused('expected {"control": NAME, "args": {...}}')
+        name = message["control"]
+        args = message.get("args", {})
+        if set(message) - {"control", "args"} or not isinstance(args, dict):
+            raise Refused('expected {"control": NAME, "args": {...}} and nothing else')
+        if name not in CONTROLS:
+            raise Refused(f"unknown control {name[:40]!r}; known: {', '.join(CONTROLS)}")
+        if not viewer.steer:
+            raise Refused("read-only: this connection has no control token")
+        if self.controls is None:
+            raise Refused("this crawl cannot be steered")
+        call = self._checked(name, args)
+        call()
+        return name
+
+    @staticmethod
+    def _shown_ids(ids: object) -> frozenset[int]:
+        if not isinstance(ids, list) or len(ids) > MAX_VIEW:
+            raise Refused(f"view must be a list of at most {MAX_VIEW} worker ids")
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            raise Refused("view must be a list of worker ids (whole numbers)")
+        return frozenset(ids)
+
+    def _checked(self, name: str, args: dict[str, Any]) -> Callable[[], object]:
+        spec = CONTROLS[name]
+        unknown = set(args) - set(spec)
+        if unknown:
+            raise Refused(f"{name} takes no argument {sorted(unknown)[0][:40]!r}")
+        for arg, required in spec.items():
+            if required and arg not in args:
+                raise Refused(f"{name} needs {arg!r}")
+        controls = self.controls
+        assert controls is not None
+        if "worker" in args:
+            worker = self._worker(args["worker"])
+            method: Callable[[int], object] = getattr(controls, name)
+            return lambda: method(worker)
+        if "seconds" in args:
+            seconds = args["seconds"]
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+                raise Refused("seconds must be a number")
+            if not (math.isfinite(seconds) and 0 <= seconds <= MAX_SLOWMO):
+                raise Refused(f"seconds must be from 0 to {MAX_SLOWMO:g}")
+            return lambda: controls.set_slowmo(float(seconds))
+        bare: Callable[[], object] = getattr(controls, name)
+        return bare
+
+    def _worker(self, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise Refused("worker must be a worker id (a whole number)")
+        ids = _worker_ids(self.observed.snapshot(()).workers)
+        if value not in ids:
+            raise Refused(f"no worker {value}")
+        return value
+
+    async def _close_viewer(self, viewer: Viewer, code: int, why: str) -> None:
+        if viewer in self._viewers:
+            self._viewers.remove(viewer)
+        if viewer.sender is not None:
+            viewer.sender.cancel()
+        try:
+            await asyncio.wait_for(viewer.ws.close(code=code, message=why.encode()), CLOSE_WAIT)
+        except (TimeoutError, ConnectionError, RuntimeError):
+            if viewer.transport is not None:
+                viewer.transport.abort()
+
+
+def _address(request: web.Request) -> str:
+    """Where a viewer watches from: its address, and the name it gives (`?viewer=`: the
+    browser a `serve` process watches for) when that is a plausible host name."""
+    peer = request.remote or "?"
+    name = request.query.get(VIEWER_PARAM, "")
+    return f"{name} via {peer}" if VIEWER_NAME.fullmatch(name) else peer
+
+
+def _worker_ids(workers: Sequence[Any]) -> set[int]:
+    return {w.id for w in workers}

@@ -1,0 +1,294 @@
+"""`crawlscope serve`: one crawl, watched in any number of browsers (a lecture's projector
+and every student's laptop).
+
+The crawl runs here, once, with a monitor on a free local port. textual-serve answers
+each browser tab by starting `crawlscope attach <monitor URL>` and relaying its screen:
+every tab is a viewer of this one crawl, never a crawl of its own. Two pages are served:
+the viewers' (read-only) at `/`, and the lecturer's, which can steer, under a secret path.
+With `--redis URL --crawl-id NAME` nothing is crawled here: each tab runs `crawlscope
+attach` on that cluster crawl (`--read-only` on the viewers' page).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import contextvars
+import secrets
+import shlex
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote
+
+from aiohttp import web
+from textual_serve.server import Server
+
+from crawlscope.engine.config import ConfigError
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.remote.monitor import Monitor, listen
+from crawlscope.engine.remote.protocol import VIEWER_PARAM
+from crawlscope.engine.sites.demo import DemoServer
+from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
+
+from .cluster_view import ClusterAttached
+from .options import add_crawl_options, crawl_config
+from .startup import DEMO_FOR_THE_EYE
+
+REPLAY_STEP = 1 / 15  # seconds between moves of a served replay's clock
+
+
+def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="one crawl, watched in any number of browsers (for a lecture)",
+        description="Crawl ROOT... (no ROOT: the built-in demo site), or play a recording "
+        "with --replay, and serve the TUI to browsers at http://HOST:PORT/: every browser "
+        "watches this one crawl. The `serving:` URL is read-only, for the class; the "
+        "`lecturer:` URL steers; the `monitor:` URL is for `crawlscope attach`. "
+        "Ctrl-C stops it.",
+    )
+    serve.add_argument("roots", nargs="*", metavar="ROOT", help="URL to start from")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to serve on (default 127.0.0.1: this machine only; "
+                       "0.0.0.0 lets the class's laptops in)")  # fmt: skip
+    serve.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any)")
+    serve.add_argument("--replay", metavar="FILE", help="play this recording instead of crawling")
+    serve.add_argument("--paused", action="store_true", help="start with the crawl paused")
+    serve.add_argument(
+        "--redis", metavar="URL",
+        help="crawl nothing here: show the cluster crawl --crawl-id in this Redis "
+        "(redis://HOST:PORT/DB), run by `crawlscope crawl --redis`",
+    )  # fmt: skip
+    serve.add_argument("--crawl-id", metavar="NAME", help="with --redis: which crawl")
+    add_crawl_options(serve)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 65535, not {port}")
+    return port
+
+
+# The browser a page's WebSocket is being answered for; each request is a task of its own.
+_BROWSER: contextvars.ContextVar[str] = contextvars.ContextVar("browser", default="")
+
+
+class _Pages(Server):
+    """textual-serve's pages attached to one monitor URL, quiet (serve prints its own
+    lines). Each browser's `attach` names that browser to the monitor, so the lecturer's
+    line lists the class's addresses, not this machine's once per tab."""
+
+    def __init__(self, url: str, host: str, port: int, title: str) -> None:
+        self.url = url
+        super().__init__(attach_command(url), host, port, title=title)
+
+    @property
+    def command(self) -> str:
+        browser = _BROWSER.get()
+        if not browser:
+            return attach_command(self.url)
+        joiner = "&" if "?" in self.url else "?"
+        return attach_command(f"{self.url}{joiner}{VIEWER_PARAM}={quote(browser)}")
+
+    @command.setter
+    def command(self, _value: str) -> None:
+        pass  # textual-serve sets one command; ours is made per browser, above
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        _BROWSER.set(request.remote or "")
+        return await super().handle_websocket(request)
+
+    async def on_startup(self, app: web.Application) -> None:
+        pass
+
+
+def reachable(host: str) -> str:
+    """The address to give the class for `host`. Listening everywhere, the pages must
+    still name one real address (their WebSocket URL is absolute): the one this machine
+    reaches others from. Connecting a UDP socket sends nothing."""
+    if host not in ("0.0.0.0", "::"):
+        return f"[{host}]" if ":" in host else host
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # TEST-NET-1: never routed anywhere real
+        return str(probe.getsockname()[0])
+    return socket.gethostname()
+
+
+def attach_command(url: str, *options: str) -> str:
+    """The shell command textual-serve runs for each browser tab."""
+    return shlex.join([sys.executable, "-m", "crawlscope.tui", "attach", url, *options])
+
+
+class _ClusterPages(Server):
+    """textual-serve's pages, each tab attached to a cluster crawl in Redis; quiet."""
+
+    def __init__(
+        self, redis_url: str, crawl_id: str, read_only: bool, host: str, port: int, title: str
+    ) -> None:
+        options = ["--crawl-id", crawl_id, *(["--read-only"] if read_only else [])]
+        super().__init__(attach_command(redis_url, *options), host, port, title=title)
+
+    async def on_startup(self, app: web.Application) -> None:
+        pass
+
+
+async def cluster_web_app(
+    host: str, port: int, redis_url: str, crawl_id: str, key: str
+) -> web.Application:
+    """As web_app, for a cluster crawl: read-only at /, steering under /lecturer/KEY/."""
+    viewers = _ClusterPages(redis_url, crawl_id, True, host, port, "crawlscope cluster")
+    lecturer = _ClusterPages(
+        redis_url, crawl_id, False, host, port, "crawlscope cluster (lecturer)"
+    )
+    app = await viewers._make_app()
+    app.add_subapp(f"/lecturer/{key}", await lecturer._make_app())
+    return app
+
+
+async def web_app(host: str, port: int, monitor: Monitor, key: str) -> web.Application:
+    """The viewers' pages at /, the lecturer's under /lecturer/KEY/."""
+    viewers = _Pages(monitor.view_url, host, port, title="crawlscope")
+    lecturer = _Pages(monitor.url, host, port, title="crawlscope (lecturer)")
+    # textual-serve builds one app per command; the lecturer's is mounted inside the
+    # viewers', so both share one port and its URLs get the prefix.
+    app = await viewers._make_app()
+    app.add_subapp(f"/lecturer/{key}", await lecturer._make_app())
+    return app
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    if args.redis is not None or args.crawl_id is not None:
+        return _run_serve_cluster(args)
+    try:
+        replay = ReplayedCrawl.load(args.replay) if args.replay else None
+        if replay is None:
+            crawl_config(args, args.roots or ["http://127.0.0.1/"])  # a bad option: now
+        if replay is not None and args.roots:
+            raise ConfigError("--replay plays a recording: give no ROOT with it")
+        sock = listen(args.host, args.port)
+    except (ConfigError, ReplayError, ValueError) as exc:
+        print(f"crawlscope: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crawlscope: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(args, sock, replay))
+    return 0
+
+
+def _run_serve_cluster(args: argparse.Namespace) -> int:
+    try:
+        if args.redis is None or args.crawl_id is None:
+            raise ValueError("--redis and --crawl-id go together")
+        if args.roots or args.replay:
+            raise ValueError(
+                "with --redis nothing is crawled here: give no ROOT nor --replay "
+                "(start the crawl with `crawlscope crawl ROOT --redis ...`)"
+            )
+        ClusterAttached(args.redis, args.crawl_id)  # a bad URL: now, not in each tab
+        sock = listen(args.host, args.port)
+    except ValueError as exc:
+        print(f"crawlscope: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crawlscope: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve_cluster(args, sock))
+    return 0
+
+
+async def _serve_cluster(args: argparse.Namespace, sock: Any) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    host, port = sock.getsockname()[:2]
+    host = reachable(host)
+    key = secrets.token_urlsafe(12)
+    pages = await cluster_web_app(host, port, args.redis, args.crawl_id, key)
+    runner = web.AppRunner(pages, handle_signals=False)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    where = f"http://{host}:{port}"
+    print(f"serving: {where}/", flush=True)
+    print(f"lecturer: {where}/lecturer/{key}/", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+async def _serve(args: argparse.Namespace, sock: Any, replay: ReplayedCrawl | None) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with (
+        _one_crawl(args, replay) as (observed, controls),
+        Monitor(observed, controls, listen("127.0.0.1", 0)) as monitor,
+    ):
+        host, port = sock.getsockname()[:2]
+        host = reachable(host)
+        key = secrets.token_urlsafe(12)
+        runner = web.AppRunner(await web_app(host, port, monitor, key), handle_signals=False)
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        where = f"http://{host}:{port}"
+        print(f"serving: {where}/", flush=True)
+        print(f"lecturer: {where}/lecturer/{key}/", flush=True)
+        print(f"monitor: {monitor.url}", file=sys.stderr, flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def _one_crawl(
+    args: argparse.Namespace, replay: ReplayedCrawl | None
+) -> AsyncIterator[tuple[ObservedCrawl, CrawlControls | None]]:
+    """The crawl every browser watches, running until the block ends."""
+    if replay is not None:
+        clock = asyncio.create_task(_play(replay))
+        try:
+            yield replay, None  # a recording is watched, not steered
+        finally:
+            clock.cancel()
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        roots = list(args.roots)
+        if not roots:
+            demo = await stack.enter_async_context(DemoServer(DEMO_FOR_THE_EYE))
+            roots = [demo.url]
+        crawler = Crawler(crawl_config(args, roots))
+        if args.paused:
+            crawler.pause_all()
+        crawl = asyncio.create_task(crawler.crawl())
+        try:
+            yield crawler, crawler
+        finally:
+            crawler.stop()
+            with contextlib.suppress(Exception):
+                await crawl
+
+
+async def _play(replay: ReplayedCrawl) -> None:
+    """Play the recording once at its own speed, then hold its last state."""
+    replay.goto(0)
+    started = asyncio.get_running_loop().time()
+    while replay.position < replay.duration:
+        await asyncio.sleep(REPLAY_STEP)
+        replay.seek(asyncio.get_running_loop().time() - started)
