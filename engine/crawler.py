@@ -3,7 +3,7 @@
 The path of one URL, as in the chapter's crawling.py:
 
     crawl()        put the roots on the queue, start max_tasks workers, await q.join()
-    _work()        each worker: url = await q.get(); _fetch(url); q.task_done()
+    _work()        each worker: lease = await q.get(); _fetch(url); q.task_done(lease)
     _fetch()       robots.txt may refuse it; _answer() gets the response, with retries;
                    the ledger follows the redirect or takes the page's links, and the new
                    pairs go on the queue right here, with q.put_nowait
@@ -26,12 +26,14 @@ import aiohttp
 
 from .config import CrawlConfig
 from .connections import OUT_OF_STEP, Attempt, InStepConnector, watch_reuse
+from .frontier import Frontier, MemoryFrontier
 from .introspect import suspension_point
 from .ledger import Answer, Ledger, Listeners
 from .links import parse_links
 from .politeness import HostGate, RobotsCache, crawl_delay_note, origin_of
 from .records import Fault, FetchRecord, describe_exception, media_type
 from .redirects import Chain
+from .sitemaps import SitemapLimits, SitemapReader
 from .snapshot import Accounting, Phase, Snapshot
 from .workers import Worker, WorkerState, WorkerView
 
@@ -40,6 +42,9 @@ PARSE_IN_THREAD_BYTES = 256 * 1024
 # Big pages parsed at once, at most: each parse holds its page and its parser's buffers,
 # and under the GIL more threads would parse no faster (bench/linkdense.py).
 PARSE_THREADS = 2
+
+# Marks a "suspended at" read during a slow-motion linger (see _step).
+SLOWED = "(slowed)"
 
 # Failures worth another try: the connection or the transfer, not a malformed answer
 # (a ClientResponseError would come back the same way every time).
@@ -55,10 +60,16 @@ class WorkerDied(Fault):
 
 
 class Crawler:
-    def __init__(self, config: CrawlConfig, session: aiohttp.ClientSession | None = None) -> None:
+    def __init__(
+        self,
+        config: CrawlConfig,
+        session: aiohttp.ClientSession | None = None,
+        frontier: Frontier | None = None,
+    ) -> None:
         self.config = config
         self.session = session
-        self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
+        # The chapter's queue; a cluster's lives in Redis (engine/cluster), same calls.
+        self.q: Frontier = MemoryFrontier() if frontier is None else frontier
         self.ledger = Ledger(config)
         # Called with the worker after each of its state changes, and with None after a
         # change of phase (a recorder listens; nothing does by default).
@@ -82,6 +93,7 @@ class Crawler:
         # step with the server goes on a connection of its own (connections.py).
         self._fresh_session: aiohttp.ClientSession | None = None
         self._parse_pool: ThreadPoolExecutor | None = None  # made on the first big page
+        self.sitemap_notes: list[str] = []  # one line per sitemap looked at (--sitemaps)
 
     # ---- the crawl ------------------------------------------------------------------
 
@@ -96,6 +108,8 @@ class Crawler:
         try:
             for pair in self.ledger.add_roots():
                 self.q.put_nowait(pair)
+            if self.config.sitemaps:
+                await self._add_sitemap_roots()
             for _ in range(self.config.max_tasks):
                 self.add_worker()
             joined = asyncio.ensure_future(self.q.join())
@@ -111,8 +125,8 @@ class Crawler:
         finally:
             self._set_phase(Phase.STOPPING)
             await self._cancel_workers()
+            await self.q.close()
             await self.robots.close()
-            self.t1 = time.monotonic()
             if self._own_session:
                 await self.session.close()
             if self._fresh_session is not None:
@@ -121,7 +135,36 @@ class Crawler:
                 # A parse under way ends on its own (it stops at max_links); none is waited for.
                 self._parse_pool.shutdown(wait=False, cancel_futures=True)
                 self._parse_pool = None
+            # The clocks (elapsed, each worker's time in state) stop at the phase change a
+            # recording keeps, so that a replay's clocks stop at the same moment.
+            self.t1 = time.monotonic()
             self._set_phase(Phase.STOPPED if self._stop.is_set() else Phase.FINISHED)
+
+    async def _add_sitemap_roots(self) -> None:
+        """The roots' sitemaps give more roots (depth 0), read before any worker starts;
+        stop() cuts the reading short."""
+        reader = SitemapReader(
+            self._session(),
+            SitemapLimits(self.config.max_size, self.config.max_links, self.config.obey_robots),
+            self.robots,
+            lambda url: self.ledger.scope.why_not(url) is None,
+        )
+        reading = asyncio.ensure_future(reader.read(self.config.root_urls))
+        stopped = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({reading, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not reading.done():
+                reading.cancel()
+                await asyncio.gather(reading, return_exceptions=True)
+        if not reading.cancelled():
+            reading.result()  # a bug in the reader is not hidden
+        self.sitemap_notes = reader.findings.notes
+        books = self.ledger
+        for url in reader.findings.urls:
+            if url not in books.seen_urls and books.admit(url, books.max_redirect, 0, None):
+                self.q.put_nowait((url, books.max_redirect))
 
     def _session(self) -> aiohttp.ClientSession:
         assert self.session is not None, "crawl() has not started"
@@ -167,8 +210,20 @@ class Crawler:
     def _enter(self, w: Worker, state: WorkerState) -> None:
         w.state = state
         w.since = time.monotonic()
+        w.awaited = ""
+        if self.slowmo:
+            # Runs once this worker's task next gives the loop back: at its first real
+            # await in the new state, which the linger after it will show.
+            asyncio.get_running_loop().call_soon(self._note_await, w)
         if self.state_listeners:
             self._notify(w)
+
+    def _note_await(self, w: Worker) -> None:
+        if w.lingering or w.awaited:
+            return  # it did not suspend before lingering, or the first await is noted
+        point = suspension_point(w.task)
+        if point.state == "suspended":
+            w.awaited = str(point)
 
     def _notify(self, w: Worker | None) -> None:
         self.state_listeners.tell(w)
@@ -179,9 +234,18 @@ class Crawler:
             self._notify(None)
 
     async def _step(self, w: Worker, state: WorkerState) -> None:
-        self._enter(w, state)
         if self.slowmo:
+            await self._linger(w)
+        self._enter(w, state)
+
+    async def _linger(self, w: Worker) -> None:
+        """Slow motion: hold the worker after the work of its state, before it moves on,
+        so that its row shows the state just done and the await made in it (_where)."""
+        w.lingering = True
+        try:
             await asyncio.sleep(self.slowmo)
+        finally:
+            w.lingering = False
 
     async def _hold_if_paused(self, w: Worker) -> None:
         while not w.go.is_set():
@@ -192,9 +256,10 @@ class Crawler:
         try:
             while not w.retiring:
                 await self._hold_if_paused(w)
-                await self._step(w, WorkerState.WAITING)
-                url, max_redirect = await self.q.get()
-                w.url, w.max_redirect = url, max_redirect
+                # No linger: the fetch before lingered at its end, still holding its URL.
+                self._enter(w, WorkerState.WAITING)
+                lease = await self.q.get()
+                url, max_redirect = w.url, w.max_redirect = lease.pair
                 try:
                     # A pause that came while this worker waited on get() still applies.
                     await self._hold_if_paused(w)
@@ -212,9 +277,9 @@ class Crawler:
                 finally:
                     if w.url is not None:
                         # Cancelled before its record was written: the URL goes back.
-                        self.q.put_nowait((w.url, w.max_redirect))
+                        self.q.put_back(lease)
                         w.url = None
-                    self.q.task_done()
+                    self.q.task_done(lease)
             self._enter(w, WorkerState.STOPPED)
         except asyncio.CancelledError:
             ended = w.retiring or self.phase is Phase.STOPPING
@@ -228,13 +293,19 @@ class Crawler:
         if crawl_delay is None:
             return  # refused by robots.txt: filtered, not fetched
         got = await self._answer(w, url, origin, crawl_delay, t_start)
+        # In slow motion the last state of a fetch lingers too, before the URL leaves the
+        # worker (the next state, waiting, is entered with no linger).
         if isinstance(got, FetchRecord):
+            if self.slowmo:
+                await self._linger(w)
             self._finish(w, got)  # no answer after max_tries
             return
         answer, tries = got
         if self.ledger.will_parse(answer):
             await self._step(w, WorkerState.PARSING)
             answer = await self._parse_big_page(url, answer)
+        if self.slowmo:
+            await self._linger(w)
         record, new = self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start)
         for pair in new:
             self.q.put_nowait(pair)  # the chapter's put, right where the links are found
@@ -249,6 +320,8 @@ class Crawler:
             await self._step(w, WorkerState.ROBOTS)
             rules = await self.robots.rules(origin)
         if not rules.allows(url):
+            if self.slowmo:
+                await self._linger(w)
             self._drop(w, url, rules.refusal)
             return None
         return self.robots.crawl_delay(origin)  # capped, and recorded
@@ -458,8 +531,7 @@ class Crawler:
 
     @property
     def unfinished(self) -> int:
-        # asyncio.Queue keeps join()'s counter private; it is the very thing to show.
-        return self.q._unfinished_tasks  # type: ignore[attr-defined]
+        return self.q.unfinished
 
     @property
     def elapsed(self) -> float:
@@ -468,15 +540,20 @@ class Crawler:
         return (self.t1 or time.monotonic()) - self.t0
 
     def accounting(self) -> Accounting:
+        shared = self.q.accounting()  # a cluster's books: every process's URLs
+        if shared is not None:
+            return shared
         held = sum(1 for w in self.workers.values() if w.url is not None)
         return self.ledger.accounting(self.q.qsize(), held)
 
     def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
         now = time.monotonic()
+        # The clocks stop with the crawl: a worker's time in its last state included.
+        until = now if self.t1 is None else self.t1
         views = tuple(
             WorkerView(
-                w.id, w.state, w.url, now - w.since, w.pages, w.paused, w.retiring, w.alive,
-                str(suspension_point(w.task)) if where_for is None or w.id in where_for else "",
+                w.id, w.state, w.url, max(until - w.since, 0.0), w.pages, w.paused, w.retiring,
+                w.alive, _where(w) if where_for is None or w.id in where_for else "",
             )
             for w in self.workers.values()
         )  # fmt: skip
@@ -499,3 +576,11 @@ class Crawler:
 
     def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
         return self.ledger.chain_preview(limit, hops)
+
+
+def _where(w: Worker) -> str:
+    """Where the worker's coroutine is suspended; while it lingers in slow motion, the
+    await it lingers after, not the linger's own sleep."""
+    if w.lingering:
+        return f"{SLOWED} {w.awaited or 'not suspended'}"
+    return str(suspension_point(w.task))

@@ -118,6 +118,16 @@ class Ledger:
         self._origin[url] = (depth, referrer)
         return True
 
+    def origin(self, url: str) -> tuple[int, str | None]:
+        """(depth, referrer) of a URL admitted and not yet recorded."""
+        return self._origin[url]
+
+    def adopt(self, url: str, depth: int, referrer: str | None) -> None:
+        """A URL taken from a frontier other processes share: perhaps one of them admitted
+        it, and these books learn where it came from before it is fetched here."""
+        self.seen_urls.add(url)
+        self._origin[url] = (depth, referrer)
+
     @staticmethod
     def will_parse(answer: Answer) -> bool:
         return (

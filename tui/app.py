@@ -22,6 +22,8 @@ from crawlscope.engine.observe import CrawlControls, ObservedCrawl
 from crawlscope.engine.snapshot import OVER
 from crawlscope.engine.text import mask_userinfo, printable
 
+from .attach import Attached, WatchedScreen, WatchView, attached_view
+from .cluster_view import ClusterAttached, ClusterScreen
 from .commands import CrawlCommands
 from .screens.live import LiveScreen
 from .screens.panels import FRAMES_PER_SECOND, PanelsScreen
@@ -40,7 +42,7 @@ class CrawlScopeApp(App[int]):
 
     def __init__(
         self,
-        source: LiveCrawl | Recording | None = None,
+        source: LiveCrawl | Recording | Attached | ClusterAttached | None = None,
         *,
         reproducible: bool = False,
         fps: float = FRAMES_PER_SECOND,
@@ -67,7 +69,24 @@ class CrawlScopeApp(App[int]):
             return ReplayScreen(
                 r.replay, r.name, paused=r.paused, fps=self.fps, reproducible=self.reproducible
             )
+        if isinstance(self.source, Attached):
+            remote = self.source.remote
+            return WatchedScreen(
+                lambda: attached_view(remote), fps=self.fps, reproducible=self.reproducible
+            )
+        if isinstance(self.source, ClusterAttached):
+            return ClusterScreen(self.source, fps=self.fps, reproducible=self.reproducible)
+        if isinstance(self.source, LiveCrawl) and self.source.monitor_socket is not None:
+            return WatchedScreen(self._monitor_view, fps=self.fps, reproducible=self.reproducible)
         return LiveScreen(fps=self.fps, reproducible=self.reproducible)
+
+    def _monitor_view(self) -> WatchView:
+        """The lecturer's line: where the crawl is served, and who watches it."""
+        live = self.source
+        monitor = live.monitor if isinstance(live, LiveCrawl) else None
+        if monitor is None:
+            return WatchView("monitor", "starting", "", False, ())
+        return WatchView("monitor", monitor.view_url, "", False, tuple(monitor.viewers))
 
     @property
     def panels(self) -> PanelsScreen:
@@ -88,6 +107,10 @@ class CrawlScopeApp(App[int]):
         if isinstance(self.source, LiveCrawl):
             self._crawl_worker = self.run_worker(
                 self._run_crawl(self.source), name="crawl", group="crawl", exit_on_error=False
+            )
+        elif isinstance(self.source, Attached | ClusterAttached):
+            self.run_worker(
+                self._run_attached(self.source), name="attach", group="crawl", exit_on_error=False
             )
         # Once the screen is built, its objects (the DOM, styles, Textual's and Rich's
         # modules: more than the crawler's own heap) live as long as the app. Frozen, the
@@ -158,6 +181,17 @@ class CrawlScopeApp(App[int]):
             )
         finally:
             screen.refresh_bindings()
+
+    async def _run_attached(self, attached: Attached | ClusterAttached) -> None:
+        """Watch a crawl in another process. Its controls go to the screen only: quitting
+        this viewer must not stop that crawl, as the app's own stop on the way out would."""
+        screen = self.panels
+        assert isinstance(screen, LiveScreen)
+
+        def started(observed: ObservedCrawl, controls: CrawlControls | None, site: str) -> None:
+            screen.observe_live(observed, controls, site)
+
+        await attached.run(started)
 
     def _over(self) -> bool:
         return self._observed is not None and self._observed.snapshot(()).phase in OVER

@@ -9,33 +9,55 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+import shtab
+from redis.connection import parse_url as parse_redis_url
 from textual.app import App
 
+from crawlscope.engine.cluster.node import redis_crawler
+from crawlscope.engine.cluster.redis_frontier import DEFAULT_LEASE
+from crawlscope.engine.cluster.sqlite_state import StateError, check_state_file, keep_state
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.feeds import check_formats, open_feed
 from crawlscope.engine.lecture.stages import ENGINES, create
-from crawlscope.engine.records import JsonlWriter, OutputError
-from crawlscope.engine.report import url_line, write_report
-from crawlscope.engine.sites.demo import DemoServer, serve_forever
+from crawlscope.engine.records import OutputError
+from crawlscope.engine.report import Crawl, url_line, write_report, write_totals
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer, serve_forever
 from crawlscope.engine.text import printable
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
 from .app import CrawlScopeApp
-from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, run_headless
+from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, run_headless, save_report
 from .lecture.app import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
 from .options import (
+    ConfigFileError,
+    add_config_option,
     add_crawl_options,
     add_demo_options,
     crawl_config,
     demo_config,
+    parse_command_line,
     seconds,
+    subcommands,
+    take_roots,
     whole_number,
 )
+from .remote_cli import (
+    MonitorPlace,
+    add_attach_command,
+    add_monitor_option,
+    bind_monitor,
+    monitoring,
+    run_attach,
+)
+from .remote_cli import announce as announce_monitor
 from .screens.panels import FRAMES_PER_SECOND
 from .screenshots import shoot_app, take_screenshot
+from .serve import add_serve_command, run_serve
 from .startup import DEMO_FOR_THE_EYE, LiveCrawl, Recording
 
 
@@ -45,15 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="An asyncio web crawler you can watch think. With no command, "
         "open the live TUI on the built-in demo site.",
     )
+    parser.add_argument("--version", action="version", version=f"crawlscope {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     tui = sub.add_parser(
         "tui",
         help="watch a crawl of ROOT... live (no ROOT: the built-in demo site)",
         description="The live TUI. With no ROOT it crawls the built-in demo site, served "
-        "in-process; the demo options tune that site. The report is printed when you quit.",
+        "in-process; the demo options tune that site. When you quit, the report's totals "
+        "are printed (--report FILE keeps the whole report).",
     )
     add_tui_arguments(tui)
+    add_monitor_option(tui)
     tui.add_argument(
         "--engine",
         choices=ENGINES,
@@ -78,7 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
     lecture.add_argument("--max-tasks", type=whole_number(1, 20), default=3, metavar="N",
                          help="workers in every stage (default 3)")  # fmt: skip
 
-    crawl = sub.add_parser("crawl", help="crawl ROOT... headless; the report goes to stdout")
+    crawl = sub.add_parser(
+        "crawl",
+        help="crawl ROOT... headless; the report goes to stdout",
+        description="Crawl ROOT... with no screen: a progress line on stderr while it runs "
+        "(in a terminal), the report on stdout at the end, a record per fetch in each "
+        "--output. A ROOT without a scheme (example.com) is taken as https://example.com/. "
+        "Ctrl-C stops it gracefully, with the report.",
+    )
     crawl.add_argument("roots", nargs="+", metavar="ROOT", help="URL to start from")
     add_crawl_options(crawl)
     crawl.add_argument(
@@ -89,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(stage 2) or asyncio (stage 3, the default); the report is the same",
     )
     add_record_option(crawl)
+    add_monitor_option(crawl)
+    add_cluster_options(crawl)
     noise = crawl.add_mutually_exclusive_group()
     noise.add_argument("-v", "--verbose", action="store_true", help="print each fetch on stderr")
     noise.add_argument("-q", "--quiet", action="store_true", help="no progress and no report")
@@ -98,17 +132,94 @@ def build_parser() -> argparse.ArgumentParser:
         help="play a recorded crawl (from --record) in the TUI; no server needed",
         description="Play a recording in the TUI. Keys: p or space play/pause, . and , "
         "(or right and left) step one event, ] and [ change the speed (0.25x to 8x), "
-        "pgdn/pgup jump 10%%, home/end go to the start or the end.",
+        "pgdn/pgup jump 10%, home/end go to the start or the end.",
     )
     replay.add_argument("file", metavar="FILE", help="a recording written by --record")
     replay.add_argument("--paused", action="store_true", help="open paused at the start")
 
-    demo = sub.add_parser("demo-site", help="serve the built-in demo site until interrupted")
+    demo = sub.add_parser(
+        "demo-site",
+        help="serve the built-in demo site until interrupted",
+        description="Serve the demo site until Ctrl-C, printing its URL first. Its defaults "
+        f"are {DemoConfig().pages} pages and no latency; the TUI's own demo site is "
+        f"{DEMO_FOR_THE_EYE.pages} pages, slower, for the eye.",
+    )
     demo.add_argument("--host", default="127.0.0.1", help="address to listen on")
     demo.add_argument("--port", type=int, default=8353, help="port (0: any free port)")
     add_demo_options(demo)
 
+    add_attach_command(sub)
+    add_serve_command(sub)
+
+    completion = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or fish)",
+        description="Print the completion script for SHELL; the README says where it goes.",
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), metavar="SHELL")
+
+    for command in subcommands(parser).values():
+        add_config_option(command)
     return parser
+
+
+def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
+    """The shell's completion script for every command and option, by shtab."""
+    for command in [parser, *subcommands(parser).values()]:
+        for action in command._actions:
+            if action.metavar in ("FILE", "PATH"):  # complete them as file names
+                action.complete = shtab.FILE  # type: ignore[attr-defined]
+    return shtab.complete(parser, shell=shell)
+
+
+def version() -> str:
+    try:
+        return metadata.version("crawlscope")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    cluster = parser.add_argument_group("one crawl over many processes")
+    cluster.add_argument(
+        "--redis", metavar="URL", type=_redis_url,
+        help="share the crawl's frontier in this Redis (redis://HOST:PORT/DB) with every "
+        "process run with the same --crawl-id; each ends when the whole crawl is done",
+    )  # fmt: skip
+    cluster.add_argument("--crawl-id", metavar="NAME", help="which crawl to start or join")
+    cluster.add_argument(
+        "--lease", type=_lease_seconds, default=DEFAULT_LEASE, metavar="S",
+        help="seconds before a URL held by a process that died goes back on the queue "
+        "(default %(default)s; renewed while the fetch runs)",
+    )  # fmt: skip
+    add_state_option(cluster)
+
+
+def add_state_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    parser.add_argument(
+        "--state", metavar="FILE",
+        help="keep the crawl's frontier in this SQLite file: run the same command after a "
+        "crash or a kill and it goes on where it was (nothing done is fetched again)",
+    )  # fmt: skip
+
+
+def _lease_seconds(text: str) -> float:
+    value = seconds(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 second, not {text}")
+    return value
+
+
+def _redis_url(text: str) -> str:
+    try:
+        if not text.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("it starts with neither redis://, rediss:// nor unix://")
+        parse_redis_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"not a Redis URL (redis://HOST:PORT/DB): {text!r}: {exc}"
+        ) from None
+    return text
 
 
 def add_record_option(parser: argparse.ArgumentParser) -> None:
@@ -124,6 +235,7 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("roots", nargs="*", metavar="ROOT", help="URL to start from")
     add_crawl_options(parser)
     add_record_option(parser)
+    add_state_option(parser)
     demo = parser.add_argument_group("the demo site (when no ROOT is given)")
     # The demo site a person watches is bigger and slower than the one benchmarks hammer.
     add_demo_options(demo, defaults=DEMO_FOR_THE_EYE)
@@ -193,7 +305,9 @@ def _fail(message: str) -> int:
 async def _crawl_demo(args: argparse.Namespace) -> int:
     async with DemoServer(demo_config(args)) as server:
         crawler = Crawler(crawl_config(args, [server.url]))
-        return await run_headless(crawler, args.output)
+        return await run_headless(
+            crawler, args.output, feed_format=args.feed_format, report=args.report
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -218,7 +332,7 @@ def _drop_stdio() -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         # No command: the TUI on the demo site, taking any crawl or demo options given.
         # Without a terminal to draw on (a pipe, CI), the same demo crawl runs headless.
         if sys.stdout.isatty() or "--screenshot" in argv:
@@ -227,9 +341,22 @@ def _main(argv: Sequence[str] | None) -> int:
             demo_parser = argparse.ArgumentParser(prog="crawlscope")
             add_crawl_options(demo_parser)
             add_demo_options(demo_parser)
-            args = demo_parser.parse_args(argv)
+            add_config_option(demo_parser)
+            try:
+                args = parse_command_line(demo_parser, argv)
+            except ConfigFileError as exc:
+                return _fail(str(exc))
             return _run(lambda: _crawl_demo(args))
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    try:
+        args = parse_command_line(parser, argv)
+    except ConfigFileError as exc:
+        return _fail(str(exc))
+    if hasattr(args, "roots"):
+        args.roots = take_roots(args.roots, sys.stderr)
+    if args.command == "completion":
+        print(completion_script(parser, args.shell), end="")
+        return 0
     if args.command == "tui":
         return _tui(args)
     if args.command == "demo-site":
@@ -238,6 +365,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return _lecture(args)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "attach":
+        return run_attach(args)
+    if args.command == "serve":
+        return run_serve(args)
     return _crawl(args)
 
 
@@ -245,19 +376,49 @@ def _crawl(args: argparse.Namespace) -> int:
     """`crawlscope crawl`: the asyncio engine on this loop, or a lecture engine blocking."""
     try:
         config = crawl_config(args, args.roots)
-    except ConfigError as exc:
+        check_formats(args.output, args.feed_format)
+    except (ConfigError, ValueError) as exc:
         return _fail(str(exc))
     if args.engine != "asyncio":
         if args.record:
             # A recording is the asyncio crawler's state changes; the lecture engines
             # have no such listeners (their loop is watched step by step instead).
             return _fail("--record needs the asyncio engine (the lecture engines cannot record)")
+        if args.sitemaps:
+            return _fail("--sitemaps needs the asyncio engine")
+        if args.monitor:
+            return _fail("--monitor needs the asyncio engine")
+        if args.redis or args.state:
+            return _fail("--redis and --state need the asyncio engine")
         return _crawl_blocking(args, config)
 
+    if (args.redis is None) != (args.crawl_id is None):
+        return _fail("--redis and --crawl-id go together")
+    if args.redis and args.state:
+        return _fail("--state keeps a crawl of one process; with --redis, Redis keeps it")
+    if args.state:
+        try:
+            check_state_file(args.state)
+        except StateError as exc:
+            return _fail(str(exc))
+    try:
+        place = bind_monitor(args.monitor)
+    except (ValueError, OSError) as exc:
+        return _fail(f"--monitor: {exc}")
+
     async def crawl() -> int:
-        return await run_headless(
-            Crawler(config), args.output, args.verbose, args.quiet, record=args.record
+        crawler = (
+            Crawler(config)
+            if args.redis is None
+            else redis_crawler(config, args.redis, args.crawl_id, args.lease)
         )
+        if args.state:
+            keep_state(crawler, args.state)
+        async with monitoring(crawler, place):
+            return await run_headless(
+                crawler, args.output, args.verbose, args.quiet, record=args.record,
+                feed_format=args.feed_format, report=args.report,
+            )  # fmt: skip
 
     return _run(crawl)
 
@@ -273,13 +434,19 @@ def _crawl_blocking(args: argparse.Namespace, config: CrawlConfig) -> int:
         crawler.loop.call_soon(crawler.stop)
 
     crawler.ledger.on_fault = stop_soon
+    writers = []
     try:
-        writer = JsonlWriter(args.output) if args.output else None
+        report_file = open(args.report, "w", encoding="utf-8") if args.report else None  # noqa: SIM115
+        for path in args.output:
+            writers.append(open_feed(path, args.feed_format))
     except OSError as exc:
+        for writer in writers:
+            writer.close()
         return _fail(f"cannot write output: {exc}")
-    if writer is not None:
+    for writer in writers:
         crawler.ledger.record_listeners.append(writer)
         crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
+    out = sys.stderr if "-" in args.output else sys.stdout  # the records have stdout
     if args.verbose:
         crawler.ledger.record_listeners.append(
             lambda r: print(url_line(r, Counter()), file=sys.stderr)
@@ -290,15 +457,17 @@ def _crawl_blocking(args: argparse.Namespace, config: CrawlConfig) -> int:
         print("crawlscope: interrupted", file=sys.stderr)
         return 130
     finally:
-        if writer is not None:
+        for writer in writers:
             try:
                 writer.close()
             except OutputError as exc:
                 crawler.ledger.report_fault(exc)
     if closed_pipe(crawler):  # type: ignore[arg-type]
         return EXIT_CLOSED_PIPE
-    if not args.quiet:
-        write_report(crawler, sys.stdout)
+    if report_file is not None:
+        save_report(crawler, report_file, None if args.quiet else out)
+    elif not args.quiet:
+        write_report(crawler, out)
     return exit_status(crawler, None, sys.stderr)  # type: ignore[arg-type]
 
 
@@ -327,6 +496,17 @@ def _tui(args: argparse.Namespace) -> int:
         demo = demo_config(args)
     except (ConfigError, ValueError) as exc:
         return _fail(str(exc))
+    if args.state:
+        try:
+            check_state_file(args.state)
+        except StateError as exc:
+            return _fail(str(exc))
+    place: MonitorPlace | None = None
+    if args.monitor and not args.screenshot:
+        try:
+            place = bind_monitor(args.monitor)
+        except (ValueError, OSError) as exc:
+            return _fail(f"--monitor: {exc}")
     live = LiveCrawl(
         tuple(args.roots),
         make_config=lambda roots: crawl_config(args, list(roots)),
@@ -334,6 +514,9 @@ def _tui(args: argparse.Namespace) -> int:
         paused=args.paused,
         slowmo=args.slowmo,
         record=args.record,
+        state=args.state,
+        monitor_socket=place.sock if place else None,
+        monitor_token=place.token if place else None,
     )
     app = CrawlScopeApp(live, fps=args.fps)
     if args.screenshot:
@@ -345,14 +528,41 @@ def _tui(args: argparse.Namespace) -> int:
         return 0
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
+    try:
+        report_file = _open_report(args.report)
+    except OSError as exc:
+        return _fail(f"cannot write the report: {exc}")
+    if place is not None:
+        announce_monitor(place)  # before the screen takes the terminal, so it stays readable
     result = app.run()
-    app.write_report(sys.stdout)
+    summarise(live.crawler, report_file, sys.stdout)
     if app.crawl_error:
         print(f"crawlscope: the crawl failed: {app.crawl_error}", file=sys.stderr)
         return 1
     for root, why in app.unreachable:  # as `crawlscope crawl` says it
         print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=sys.stderr)
     return _app_status(app, result)
+
+
+def _open_report(path: str | None) -> TextIO | None:
+    """The --report file, opened before the screen is: a path that cannot be written is
+    said at once, not after the crawl."""
+    return open(path, "w", encoding="utf-8") if path else None
+
+
+def summarise(crawler: Crawl | None, report_file: TextIO | None, out: TextIO) -> None:
+    """After a screen closes: the report's totals and accounting line on `out`, the whole
+    report in `report_file` if there is one. The whole report of a TUI's crawl runs to
+    a thousand lines, too many for a terminal the screen just gave back."""
+    if crawler is None or getattr(crawler, "t0", None) is None:  # it never started
+        if report_file is not None:
+            report_file.close()
+        return
+    if report_file is not None:
+        save_report(crawler, report_file, out)
+    else:
+        write_totals(crawler, out)
+        print("For the whole report, run it with --report FILE", file=out)
 
 
 def _app_status(app: App[Any], result: object = None) -> int:
@@ -374,6 +584,10 @@ def _stage(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if not args.screenshot and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
+    try:
+        report_file = None if args.screenshot else _open_report(args.report)
+    except OSError as exc:
+        return _fail(f"cannot write the report: {exc}")
     # The demo options' defaults are the live TUI's big slow site; a lecture stage keeps
     # its own small one unless the user tuned it.
     defaults = demo_config(build_parser().parse_args(["tui"]))
@@ -399,9 +613,8 @@ def _stage(args: argparse.Namespace) -> int:
         print(f"crawlscope: {app.error}", file=sys.stderr)
         return 1
     stage = app.last_stage
-    if stage is not None and stage.crawler.t0 is not None:
-        # As the live TUI does: the report of the crawl as far as it went.
-        write_report(stage.crawler, sys.stdout)
+    # As the live TUI does: the crawl as far as it went.
+    summarise(stage.crawler if stage is not None else None, report_file, sys.stdout)
     if stage is not None and stage.error:
         print(f"crawlscope: the crawl failed: {stage.error}", file=sys.stderr)
         return 1
@@ -419,9 +632,10 @@ def _lecture(args: argparse.Namespace) -> int:
     if lecture.run() != "next":
         return 1 if lecture.error else _app_status(lecture)
     # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
-    app = CrawlScopeApp(LiveCrawl(make_config=config, slowmo=0.25), greeting=ASYNCIO_INTRO)
+    live = LiveCrawl(make_config=config, slowmo=0.25)
+    app = CrawlScopeApp(live, greeting=ASYNCIO_INTRO)
     app.run()
-    app.write_report(sys.stdout)
+    summarise(live.crawler, None, sys.stdout)
     return 1 if app.crawl_error else _app_status(app)
 
 

@@ -10,13 +10,21 @@ import signal
 import sys
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from types import FrameType
 from typing import TextIO
 
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.feeds import FeedWriter, open_feed
 from crawlscope.engine.politeness import crawl_delay_note
-from crawlscope.engine.records import JsonlWriter, OutputError, describe_fault
-from crawlscope.engine.report import unreachable_roots, url_line, write_report
+from crawlscope.engine.records import STDOUT, OutputError, describe_fault
+from crawlscope.engine.report import (
+    Crawl,
+    unreachable_roots,
+    url_line,
+    write_report,
+    write_totals,
+)
 from crawlscope.engine.text import printable
 from crawlscope.engine.trace.recording import Recorder
 
@@ -33,10 +41,31 @@ def progress_line(crawler: Crawler) -> str:
     busy = sum(1 for w in crawler.workers.values() if w.url is not None)
     live = sum(1 for w in crawler.workers.values() if w.alive)
     delay = crawl_delay_note(crawler)
+    trouble = frontier_trouble(crawler)
     return (
         f"{crawler.elapsed:7.1f}s  {a.done} done  {a.failed} failed  {a.queued} queued"
-        f"  {busy}/{live} busy  {rate:.0f} pages/s" + (f"  {delay}" if delay else "")
+        f"  {busy}/{live} busy  {rate:.0f} pages/s"
+        + (f"  {delay}" if delay else "")
+        + (f"  {trouble}" if trouble else "")
     )
+
+
+def frontier_trouble(crawler: Crawler) -> str:
+    """Why a shared frontier cannot be reached now, in a few words ("" if it can)."""
+    why = getattr(crawler.q, "unreachable", None)
+    return f"Redis unreachable ({printable(why)}), retrying" if why else ""
+
+
+async def _watch_frontier(crawler: Crawler, err: TextIO, every: float = 0.25) -> None:
+    """A line on stderr each time a shared frontier is lost or found again (where no
+    progress line shows it)."""
+    said = ""
+    while True:
+        await asyncio.sleep(every)
+        trouble = frontier_trouble(crawler)
+        if trouble != said:
+            print(f"crawlscope: {trouble or 'Redis reachable again'}", file=err, flush=True)
+            said = trouble
 
 
 async def _show_progress(crawler: Crawler, err: TextIO, every: float = 0.25) -> None:
@@ -98,16 +127,25 @@ class StopOnSignals:
         os._exit(128 + signum)
 
 
-Sink = JsonlWriter | Recorder
+Sink = FeedWriter | Recorder
+Outputs = str | Sequence[str] | None  # one path, several, or none; "-" is stdout
 
 
-def _open_sinks(crawler: Crawler, output: str | None, record: str | None) -> list[Sink]:
-    """The JSON Lines writer and the recorder asked for, listening; OSError if one
-    cannot be opened (and then none is left open)."""
+def output_paths(output: Outputs) -> list[str]:
+    if output is None:
+        return []
+    return [output] if isinstance(output, str) else list(output)
+
+
+def _open_sinks(
+    crawler: Crawler, output: Outputs, record: str | None, feed_format: str | None = None
+) -> list[Sink]:
+    """The feed writers and the recorder asked for, listening; OSError if one cannot be
+    opened (and then none is left open)."""
     sinks: list[Sink] = []
     try:
-        if output:
-            writer = JsonlWriter(output)
+        for path in output_paths(output):
+            writer = open_feed(path, feed_format)
             sinks.append(writer)
             crawler.ledger.record_listeners.append(writer)
             crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
@@ -137,12 +175,14 @@ def closed_pipe(crawler: Crawler) -> bool:
 
 async def run_headless(
     crawler: Crawler,
-    output: str | None = None,
+    output: Outputs = None,
     verbose: bool = False,
     quiet: bool = False,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
     record: str | None = None,
+    feed_format: str | None = None,
+    report: str | None = None,
 ) -> int:
     """Crawl to the end or to a stop, then print the report; the exit status.
 
@@ -150,14 +190,32 @@ async def run_headless(
     an output failed (the crawl stops, and says which file and why). 130 / 143:
     SIGINT / SIGTERM stopped it (what finished is in the outputs and the report).
     EXIT_CLOSED_PIPE: a reader of an output went away; the process ends quietly.
+
+    With an output on stdout (`-o -`) the report goes to `err`; with `report`, the whole
+    report goes to that file and `out` gets the totals and where the report went.
     """
-    sinks = _open_sinks(crawler, output, record)
+    if STDOUT in output_paths(output):
+        out = err
+    # Opened now, so a path that cannot be written fails before the crawl, not after it.
+    report_file = open(report, "w", encoding="utf-8") if report else None  # noqa: SIM115
+    try:
+        sinks = _open_sinks(crawler, output, record, feed_format)
+    except OSError:
+        if report_file is not None:
+            report_file.close()
+        raise
     if verbose:
         # url_line tallies categories as it goes; a verbose line has no use for the tally.
         crawler.ledger.record_listeners.append(lambda r: print(url_line(r, Counter()), file=err))
+    flushes = getattr(crawler.q, "before_send", None)
+    if flushes is not None:
+        # Each output's lines on disk before the cluster counts their pages done.
+        flushes.extend(flush for sink in sinks if (flush := getattr(sink, "flush", None)))
     progress = None
     if not quiet and not verbose and err.isatty():
         progress = asyncio.create_task(_show_progress(crawler, err))
+    elif hasattr(crawler.q, "unreachable"):
+        progress = asyncio.create_task(_watch_frontier(crawler, err))
     with StopOnSignals(crawler) as signals:
         try:
             await crawler.crawl()
@@ -169,9 +227,21 @@ async def run_headless(
             _close_sinks(crawler, sinks)
         if closed_pipe(crawler):
             return EXIT_CLOSED_PIPE
-        if not quiet:
+        if report_file is not None:
+            save_report(crawler, report_file, None if quiet else out)
+        elif not quiet:
             write_report(crawler, out)
         return exit_status(crawler, signals.received, err)
+
+
+def save_report(crawler: Crawl, file: TextIO, summary: TextIO | None) -> None:
+    """The whole report into `file` (closed after); to `summary`, the report's totals and
+    where the rest went."""
+    with file:
+        write_report(crawler, file)
+    if summary is not None:
+        write_totals(crawler, summary)
+        print(f"The full report is in {file.name}", file=summary)
 
 
 def exit_status(crawler: Crawler, signum: int | None, err: TextIO) -> int:
@@ -179,6 +249,11 @@ def exit_status(crawler: Crawler, signum: int | None, err: TextIO) -> int:
     faults = list(dict.fromkeys(describe_fault(f) for f in crawler.ledger.faults))
     for line in faults:
         print(f"crawlscope: {printable(line)}", file=err)
+    # The lecture engines have no frontier object; only a Redis one has outages.
+    outages = getattr(getattr(crawler, "q", None), "outages", 0)
+    if outages:
+        print(f"crawlscope: Redis was unreachable {outages} time(s); each time the crawl"
+              " waited and went on, losing nothing", file=err)  # fmt: skip
     if signum is not None:
         print(f"crawlscope: {SIGNAL_WORDS.get(signum, 'stopped')}", file=err)
         return 128 + signum

@@ -27,8 +27,10 @@ from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.engine.workers import WorkerState
 
 from .app import CrawlScopeApp
+from .cluster_screenshot import cluster_scene
 from .lecture.app import LectureApp
 from .lecture.stage_screen import StageScreen
+from .remote_screenshot import browser_scene
 from .startup import LiveCrawl, Recording
 from .waiting import wait_until
 
@@ -225,6 +227,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, shoot in LECTURE_SCENES.items():
         if not only or name in only:
             print(f"wrote {shoot(out / name)}")
+    if not only or "browser.png" in only:
+        # `crawlscope serve` in headless Chromium; skipped, with a word, without one.
+        browser = browser_scene(out / "browser.png")
+        if browser is not None:
+            print(f"wrote {browser}")
+    if not only or "cluster.svg" in only:
+        # A real redis-server and two crawl processes; skipped, with a word, without one.
+        cluster = cluster_scene(out / "cluster.svg")
+        if cluster is not None:
+            print(f"wrote {cluster}")
     return 0
 
 

