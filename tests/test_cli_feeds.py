@@ -252,7 +252,7 @@ def test_after_the_tui_only_the_totals_are_printed_and_the_report_goes_to_its_fi
     fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     tui = subprocess.Popen(
         [*CLI, "tui", "--pages", "20", "--latency", "0", "--jitter", "0",
-         "--report", str(report)],
+         "--report", str(report), "-o", str(tmp_path / "f.csv"), "-o", str(tmp_path / "f.jsonl")],
         stdin=child_fd, stdout=child_fd, stderr=child_fd, close_fds=True,
         env={**os.environ, "TERM": "xterm-256color"},
     )  # fmt: skip
@@ -281,6 +281,20 @@ def test_after_the_tui_only_the_totals_are_printed_and_the_report_goes_to_its_fi
     assert lines[-1] == f"The full report is in {report}"
     assert "*** Report ***" not in after
     assert report.read_text(encoding="utf-8").startswith("*** Report ***")
+    # The TUI writes its --output files as crawl does, whole when it has quit.
+    with (tmp_path / "f.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    lines = (tmp_path / "f.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == len(lines) > 20
+    assert {r["url"] for r in rows} == {json.loads(line)["url"] for line in lines}
+
+
+def test_the_tui_refuses_to_write_records_over_its_own_screen(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["tui", "-o", "-"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("crawlscope: -o - would write over") and err.count("\n") == 1
 
 
 def _read_some(fd: int) -> bytes:

@@ -24,7 +24,7 @@ from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.feeds import check_formats, open_feed
 from crawlscope.engine.lecture.stages import ENGINES, create
-from crawlscope.engine.records import OutputError
+from crawlscope.engine.records import STDOUT, OutputError
 from crawlscope.engine.report import Crawl, url_line, write_report, write_totals
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer, serve_forever
 from crawlscope.engine.text import printable
@@ -501,6 +501,13 @@ def _tui(args: argparse.Namespace) -> int:
             check_state_file(args.state)
         except StateError as exc:
             return _fail(str(exc))
+    if STDOUT in args.output:
+        return _fail("-o - would write over the TUI's screen: give a file name")
+    try:
+        check_formats(args.output, args.feed_format)
+        feeds = [open_feed(path, args.feed_format) for path in args.output]
+    except (ValueError, OSError) as exc:
+        return _fail(f"--output: {exc}")
     place: MonitorPlace | None = None
     if args.monitor and not args.screenshot:
         try:
@@ -515,6 +522,7 @@ def _tui(args: argparse.Namespace) -> int:
         slowmo=args.slowmo,
         record=args.record,
         state=args.state,
+        feeds=feeds,
         monitor_socket=place.sock if place else None,
         monitor_token=place.token if place else None,
     )

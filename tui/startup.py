@@ -13,6 +13,7 @@ from typing import TextIO
 from crawlscope.engine.cluster.sqlite_state import keep_state
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.feeds import FeedWriter
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
 from crawlscope.engine.remote.monitor import Monitor
 from crawlscope.engine.report import unreachable_roots, write_report
@@ -45,6 +46,9 @@ class LiveCrawl:
     slowmo: float = 0.0
     record: str | None = None  # write the crawl's event trace to this file
     state: str | None = None  # keep the frontier in this SQLite file (resumed if it exists)
+    # --output files, opened already (so a bad path failed before the screen opened);
+    # each gets a line per record and per filtered URL, and is closed when the crawl ends.
+    feeds: Sequence[FeedWriter] = ()
     # Serve the crawl to viewers (`--monitor`) on this listening socket, with this token.
     monitor_socket: socket.socket | None = None
     monitor_token: str | None = None
@@ -64,6 +68,10 @@ class LiveCrawl:
             if self.state:
                 keep_state(crawler, self.state)
             crawler.set_slowmo(self.slowmo)
+            for feed in self.feeds:
+                crawler.ledger.record_listeners.append(feed)
+                crawler.ledger.filtered_listeners.append(feed)
+                stack.callback(feed.close)
             if self.record:
                 # Closed on the way out however the crawl ends, so the file has its end
                 # line and replays to the last state shown.
