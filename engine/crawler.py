@@ -540,30 +540,39 @@ class Crawler:
         return (self.t1 or time.monotonic()) - self.t0
 
     def accounting(self) -> Accounting:
+        return self._accounting(sum(1 for w in self.workers.values() if w.url is not None))
+
+    def _accounting(self, held: int) -> Accounting:
         shared = self.q.accounting()  # a cluster's books: every process's URLs
         if shared is not None:
             return shared
-        held = sum(1 for w in self.workers.values() if w.url is not None)
         return self.ledger.accounting(self.q.qsize(), held)
 
     def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
         now = time.monotonic()
         # The clocks stop with the crawl: a worker's time in its last state included.
         until = now if self.t1 is None else self.t1
-        views = tuple(
-            WorkerView(
+        # One pass over the workers, the figures counted on the way: a screen takes a
+        # snapshot every frame, and with 10,000 workers each extra pass showed.
+        views: list[WorkerView] = []
+        live = held = 0
+        for w in self.workers.values():
+            task = w.task
+            alive = task is not None and not task.done()
+            live += alive
+            held += w.url is not None
+            where = _where(w) if where_for is None or w.id in where_for else ""
+            views.append(WorkerView(
                 w.id, w.state, w.url, max(until - w.since, 0.0), w.pages, w.paused, w.retiring,
-                w.alive, _where(w) if where_for is None or w.id in where_for else "",
-            )
-            for w in self.workers.values()
-        )  # fmt: skip
+                alive, where,
+            ))  # fmt: skip
         return Snapshot(
             t=now,
             elapsed=self.elapsed,
             phase=self.phase,
-            workers=views,
-            live_workers=sum(1 for w in self.workers.values() if w.alive),
-            accounting=self.accounting(),
+            workers=tuple(views),
+            live_workers=live,
+            accounting=self._accounting(held),
             unfinished=self.unfinished,
             redirect_version=self.ledger.redirects.version,
             paused_all=self.paused_all,

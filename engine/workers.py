@@ -51,7 +51,10 @@ class Worker:
         return self.task is not None and not self.task.done()
 
 
-@dataclass(frozen=True, slots=True)
+# Read-only by convention, not frozen: a frozen dataclass sets each field through
+# object.__setattr__, which made building one 4x slower, and a snapshot builds one per
+# worker per frame (10,000 workers: 22 ms against 5 ms).
+@dataclass(slots=True)
 class WorkerView:
     """A worker as an observer sees it at one instant: plain data, no live references,
     so it can be drawn, recorded or sent to another process alike."""
