@@ -29,9 +29,12 @@ from textual_serve.server import Server
 
 from crawlscope.engine.config import ConfigError
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.feeds import FeedWriter, check_formats, open_feed
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.records import STDOUT
 from crawlscope.engine.remote.monitor import Monitor, listen
 from crawlscope.engine.remote.protocol import VIEWER_PARAM
+from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoServer
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
@@ -174,6 +177,9 @@ def run_serve(args: argparse.Namespace) -> int:
             crawl_config(args, args.roots or ["http://127.0.0.1/"])  # a bad option: now
         if replay is not None and args.roots:
             raise ConfigError("--replay plays a recording: give no ROOT with it")
+        if replay is not None and (args.output or args.report):
+            raise ConfigError("--replay plays a recording: --output and --report need a crawl")
+        feeds = _open_feeds(args)
         sock = listen(args.host, args.port)
     except (ConfigError, ReplayError, ValueError) as exc:
         print(f"crawlscope: {exc}", file=sys.stderr)
@@ -183,8 +189,22 @@ def run_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args, sock, replay))
+        asyncio.run(_serve(args, sock, replay, feeds))
     return 0
+
+
+def _open_feeds(args: argparse.Namespace) -> list[FeedWriter]:
+    """The --output files, opened before anything is served, so a bad path is a one-line
+    error; ValueError for the user."""
+    if STDOUT in args.output:
+        raise ValueError("-o - would mix records with the serving lines: give a file name")
+    check_formats(args.output, args.feed_format)
+    if args.report:
+        open(args.report, "a", encoding="utf-8").close()
+    try:
+        return [open_feed(path, args.feed_format) for path in args.output]
+    except OSError as exc:
+        raise ValueError(f"cannot write output: {exc}") from exc
 
 
 def _run_serve_cluster(args: argparse.Namespace) -> int:
@@ -231,13 +251,15 @@ async def _serve_cluster(args: argparse.Namespace, sock: Any) -> None:
         await runner.cleanup()
 
 
-async def _serve(args: argparse.Namespace, sock: Any, replay: ReplayedCrawl | None) -> None:
+async def _serve(
+    args: argparse.Namespace, sock: Any, replay: ReplayedCrawl | None, feeds: list[FeedWriter]
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with (
-        _one_crawl(args, replay) as (observed, controls),
+        _one_crawl(args, replay, feeds) as (observed, controls),
         Monitor(observed, controls, listen("127.0.0.1", 0)) as monitor,
     ):
         host, port = sock.getsockname()[:2]
@@ -258,7 +280,7 @@ async def _serve(args: argparse.Namespace, sock: Any, replay: ReplayedCrawl | No
 
 @contextlib.asynccontextmanager
 async def _one_crawl(
-    args: argparse.Namespace, replay: ReplayedCrawl | None
+    args: argparse.Namespace, replay: ReplayedCrawl | None, feeds: list[FeedWriter]
 ) -> AsyncIterator[tuple[ObservedCrawl, CrawlControls | None]]:
     """The crawl every browser watches, running until the block ends."""
     if replay is not None:
@@ -274,6 +296,10 @@ async def _one_crawl(
             demo = await stack.enter_async_context(DemoServer(DEMO_FOR_THE_EYE))
             roots = [demo.url]
         crawler = Crawler(crawl_config(args, roots))
+        for feed in feeds:
+            crawler.ledger.record_listeners.append(feed)
+            crawler.ledger.filtered_listeners.append(feed)
+            stack.callback(feed.close)
         if args.paused:
             crawler.pause_all()
         crawl = asyncio.create_task(crawler.crawl())
@@ -283,6 +309,9 @@ async def _one_crawl(
             crawler.stop()
             with contextlib.suppress(Exception):
                 await crawl
+            if args.report:
+                with open(args.report, "w", encoding="utf-8") as out:
+                    write_report(crawler, out)
 
 
 async def _play(replay: ReplayedCrawl) -> None:
