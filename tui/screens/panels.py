@@ -144,6 +144,9 @@ class PanelsScreen(Screen[None]):
         self.site = site
         if self._widgets_found:
             self._show_origin()
+            # A frame now, not at the timer's next turn: the keys that apply are read from
+            # the last frame, and a key pressed before it would find none.
+            self.redraw()
 
     def _show_origin(self) -> None:
         # URLs of the crawl's own site are drawn as paths.

@@ -9,7 +9,7 @@ visible cell through Rich on any change, and kept a Rich Text per cell of every 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import ClassVar
 
@@ -158,14 +158,6 @@ class WorkersTable(ScrollView, can_focus=True):
             self._set_rows(ids)
             return  # _set_rows redrew everything
         self._refresh_changed()
-
-    def keep_only(self, worker_ids: Collection[int]) -> None:
-        """Drop the rows of workers not in `worker_ids` (a replay sought back to before
-        they existed); the next `show` draws the rest as they were then."""
-        kept = [view for view in self._views if view.id in worker_ids]
-        if len(kept) != len(self._order):
-            self._views = kept
-            self._set_rows([view.id for view in kept])
 
     # ---- rows ----------------------------------------------------------------------------
 
