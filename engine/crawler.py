@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
@@ -80,6 +80,16 @@ class Crawler:
         self.robots = RobotsCache(self._session, config.max_crawl_delay)
         self.hosts = HostGate(config.per_host, config.host_delay)
         self.workers: dict[int, Worker] = {}
+        # Each worker's view as the last snapshot saw it, in the order of `workers`, and
+        # the workers that changed since: a snapshot builds views for those only, so a
+        # frame costs what changed, not how many workers there are (10,000 paused workers
+        # cost a 10,000-view rebuild every frame before). Every change to a worker's
+        # fields goes through _touch.
+        self._views: dict[int, WorkerView] = {}
+        self._position: dict[int, int] = {}
+        self._stale: set[int] = set()
+        self._live = 0  # views with `alive`, and with a URL in hand: kept as views change
+        self._held = 0
         self.slowmo = 0.0  # seconds to linger at each state change, for a class to follow
         self.paused_all = False
         self.phase = Phase.IDLE
@@ -207,10 +217,15 @@ class Crawler:
 
     # ---- a worker -------------------------------------------------------------------
 
+    def _touch(self, w: Worker) -> None:
+        """Note that `w` changed: the next snapshot builds its view again."""
+        self._stale.add(w.id)
+
     def _enter(self, w: Worker, state: WorkerState) -> None:
         w.state = state
         w.since = time.monotonic()
         w.awaited = ""
+        self._touch(w)
         if self.slowmo:
             # Runs once this worker's task next gives the loop back: at its first real
             # await in the new state, which the linger after it will show.
@@ -260,6 +275,7 @@ class Crawler:
                 self._enter(w, WorkerState.WAITING)
                 lease = await self.q.get()
                 url, max_redirect = w.url, w.max_redirect = lease.pair
+                self._touch(w)
                 try:
                     # A pause that came while this worker waited on get() still applies.
                     await self._hold_if_paused(w)
@@ -279,6 +295,7 @@ class Crawler:
                         # Cancelled before its record was written: the URL goes back.
                         self.q.put_back(lease)
                         w.url = None
+                        self._touch(w)
                     self.q.task_done(lease)
             self._enter(w, WorkerState.STOPPED)
         except asyncio.CancelledError:
@@ -429,6 +446,7 @@ class Crawler:
         """A URL a worker took but may not fetch moves to filtered, in one step."""
         self.ledger.drop(url, reason, w.id)
         w.url = None
+        self._touch(w)
 
     def _finish(self, w: Worker, record: FetchRecord) -> None:
         # One synchronous step: the URL leaves the worker's hands and lands in done or
@@ -436,6 +454,7 @@ class Crawler:
         self.ledger.keep(record)
         w.url = None
         w.pages += 1
+        self._touch(w)
 
     # ---- live controls ---------------------------------------------------------------
 
@@ -447,6 +466,9 @@ class Crawler:
         w.task = asyncio.create_task(self._work(w), name=f"worker-{w.id}")
         w.task.add_done_callback(lambda task: self._worker_ended(w, task))
         self.workers[w.id] = w
+        self._position[w.id] = len(self._views)
+        view = self._views[w.id] = self._view_of(w)
+        self._live += view.alive
         self._enter(w, w.state)  # so observers hear of it before its task first runs
         return w
 
@@ -454,6 +476,8 @@ class Crawler:
         # Cancelled or retired is an end the crawl expects. Anything else is a bug past
         # _work's guards: a fault, so the crawl stops and says so rather than wait on a
         # join() that no worker may be left to finish.
+        w.ended = True
+        self._touch(w)
         cause = None if task.cancelled() else task.exception()
         if cause is None:
             return
@@ -473,6 +497,7 @@ class Crawler:
         idle = [w for w in live if w.url is None]
         w = (idle or live)[-1]
         w.retiring = True
+        self._touch(w)
         if w.url is None and w.task is not None:
             w.task.cancel()  # suspended in get() or a pause, holding nothing
         else:
@@ -494,6 +519,7 @@ class Crawler:
             return False
         w.paused = True
         w.go.clear()
+        self._touch(w)
         return True
 
     def resume(self, worker_id: int) -> bool:
@@ -503,6 +529,7 @@ class Crawler:
         w.paused = False
         if not self.paused_all:
             w.go.set()
+        self._touch(w)
         return True
 
     def pause_all(self) -> None:
@@ -550,35 +577,50 @@ class Crawler:
 
     def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
         now = time.monotonic()
-        # The clocks stop with the crawl: a worker's time in its last state included.
-        until = now if self.t1 is None else self.t1
-        # One pass over the workers, the figures counted on the way: a screen takes a
-        # snapshot every frame, and with 10,000 workers each extra pass showed.
-        views: list[WorkerView] = []
-        live = held = 0
-        for w in self.workers.values():
-            task = w.task
-            alive = task is not None and not task.done()
-            live += alive
-            held += w.url is not None
-            where = _where(w) if where_for is None or w.id in where_for else ""
-            views.append(WorkerView(
-                w.id, w.state, w.url, max(until - w.since, 0.0), w.pages, w.paused, w.retiring,
-                alive, where,
-            ))  # fmt: skip
+        self._update_views()
+        views = list(self._views.values())
+        # "Suspended at" is read fresh, and only for the workers asked about.
+        asked = self.workers.keys() if where_for is None else where_for
+        ids = asked if isinstance(asked, Iterable) else self.workers.keys()
+        for worker_id in ids:
+            position = self._position.get(worker_id)
+            if position is None or worker_id not in asked:
+                continue
+            v = views[position]
+            views[position] = WorkerView(
+                v.id, v.state, v.url, v.since, v.pages, v.paused, v.retiring, v.alive,
+                _where(self.workers[worker_id]),
+            )  # fmt: skip
         return Snapshot(
             t=now,
             elapsed=self.elapsed,
             phase=self.phase,
             workers=tuple(views),
-            live_workers=live,
-            accounting=self._accounting(held),
+            live_workers=self._live,
+            accounting=self._accounting(self._held),
             unfinished=self.unfinished,
             redirect_version=self.ledger.redirects.version,
             paused_all=self.paused_all,
             slowmo=self.slowmo,
             crawl_delay=crawl_delay_note(self),
         )
+
+    def _update_views(self) -> None:
+        views = self._views
+        for worker_id in self._stale:
+            old = views[worker_id]
+            new = views[worker_id] = self._view_of(self.workers[worker_id])
+            self._live += new.alive - old.alive
+            self._held += (new.url is not None) - (old.url is not None)
+        self._stale.clear()
+
+    def _view_of(self, w: Worker) -> WorkerView:
+        # On the crawl's clock, as Snapshot.elapsed is; a worker added before crawl()
+        # entered its state at 0.
+        since = 0.0 if self.t0 is None else w.since - self.t0
+        return WorkerView(
+            w.id, w.state, w.url, since, w.pages, w.paused, w.retiring, w.alive
+        )  # fmt: skip
 
     def recent_fetches(self) -> Sequence[FetchRecord]:
         return self.ledger.recent

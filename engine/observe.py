@@ -27,7 +27,8 @@ class ObservedCrawl(Protocol):
     def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
         """The crawl now. `where_for` names the workers whose "suspended at" to read
         (None: every worker); reading it costs a walk of the task, so a screen asks only
-        for the rows it shows."""
+        for the rows it shows, and for none in a frame that leaves its rows as they were
+        (a source that reads it in another process keeps the last rows asked for)."""
         ...
 
     def recent_fetches(self) -> Sequence[FetchRecord]:

@@ -45,10 +45,15 @@ class Worker:
     # first suspended it ("" if it did not suspend). A snapshot shows this, not the linger.
     lingering: bool = False
     awaited: str = ""
+    # Its task has ended, as the crawler heard from the task's done callback. Alive means
+    # "not heard to have ended" rather than "task.done() is False": the two differ for
+    # one loop pass, and a worker whose liveness changed unannounced would leave a stale
+    # view in the crawler's snapshot (Crawler._touch).
+    ended: bool = False
 
     @property
     def alive(self) -> bool:
-        return self.task is not None and not self.task.done()
+        return self.task is not None and not self.ended
 
 
 # Read-only by convention, not frozen: a frozen dataclass sets each field through
@@ -62,7 +67,10 @@ class WorkerView:
     id: int
     state: WorkerState
     url: str | None
-    in_state: float  # seconds since it entered `state`
+    # When it entered `state`, in seconds of the crawl's clock (Snapshot.elapsed's). Not
+    # the time spent in it: that moves every frame, and a view that does not move can be
+    # kept from frame to frame while its worker does nothing (time_in_state).
+    since: float
     pages: int
     paused: bool  # asked to pause (it may still be finishing a fetch)
     retiring: bool  # asked to stop after the fetch in hand
@@ -70,3 +78,7 @@ class WorkerView:
     # Where its coroutine is suspended ("Queue.get queues.py:158"), read from the task
     # when the snapshot was taken; "" when the observer did not ask for this worker.
     suspended_at: str = ""
+
+    def time_in_state(self, clock: float) -> float:
+        """Seconds in `state` at `clock` (the snapshot's `elapsed`)."""
+        return max(clock - self.since, 0.0)

@@ -142,7 +142,7 @@ async def test_snapshot_shows_each_worker(slow_demo: DemoServer) -> None:
     assert snap.phase is Phase.RUNNING
     holding = [v for v in snap.workers if v.url is not None]
     assert holding and all(v.state in BUSY | {WorkerState.PAUSED} for v in holding)
-    assert all(v.in_state >= 0 for v in snap.workers)
+    assert all(0 <= v.since <= snap.elapsed for v in snap.workers)
     assert snap.accounting.balanced
     await crawl
     final = crawler.snapshot()
@@ -188,3 +188,61 @@ async def test_cancelling_crawl_itself_ends_stopped_with_nothing_lost(
     assert not any(w.alive for w in crawler.workers.values())
     assert crawler.accounting().queued > 0
     assert_accounted(crawler)
+
+
+def fresh_views(crawler: Crawler) -> list[tuple[object, ...]]:
+    """Every worker as a view built from its fields now: what a snapshot's kept views
+    must equal, whatever changed and however it changed."""
+    t0 = crawler.t0 or 0.0
+    return [
+        (w.id, w.state, w.url, w.since - t0, w.pages, w.paused, w.retiring, w.alive)
+        for w in crawler.workers.values()
+    ]
+
+
+def kept_views(crawler: Crawler) -> list[tuple[object, ...]]:
+    snap = crawler.snapshot(where_for=())
+    views = [
+        (v.id, v.state, v.url, v.since, v.pages, v.paused, v.retiring, v.alive)
+        for v in snap.workers
+    ]
+    assert snap.live_workers == sum(1 for w in crawler.workers.values() if w.alive)
+    assert snap.accounting.held == sum(1 for w in crawler.workers.values() if w.url)
+    return views
+
+
+async def test_a_snapshot_keeps_no_stale_view_through_every_control(
+    slow_demo: DemoServer,
+) -> None:
+    # A snapshot builds views again only for the workers that changed; a change that
+    # forgot to say so would show a stale row. Checked at every step of a crawl steered
+    # through each control, and after every loop pass in between.
+    crawler, crawl = start(slow_demo, max_tasks=4)
+    checks = 0
+
+    async def check_until(condition: Callable[[], bool]) -> None:
+        nonlocal checks
+        while not condition():
+            assert kept_views(crawler) == fresh_views(crawler)
+            checks += 1
+            await asyncio.sleep(0)
+        assert kept_views(crawler) == fresh_views(crawler)
+
+    await check_until(lambda: len(crawler.ledger.done) >= 3 and len(busy(crawler)) >= 2)
+    one, other = busy(crawler)[:2]
+    assert crawler.pause(one)
+    await check_until(lambda: crawler.workers[one].state is WorkerState.PAUSED)
+    assert crawler.resume(one)
+    assert crawler.cancel_worker(other)
+    await check_until(lambda: not crawler.workers[other].alive)
+    added = crawler.add_worker()
+    assert crawler.remove_worker(added.id) is added
+    await check_until(lambda: not added.alive)
+    crawler.pause_all()
+    await check_until(
+        lambda: all(not w.alive or w.state is WorkerState.PAUSED for w in crawler.workers.values())
+    )
+    crawler.resume_all()
+    await check_until(crawl.done)
+    await crawl
+    assert checks > 100

@@ -46,8 +46,8 @@ async def test_a_replay_shows_the_same_panels_at_the_same_moments(tmp_path: Path
             # two readings for longer than the tolerance below.
             snap = crawler.snapshot()
             t = snap.t - crawler.t0
-            in_state = {v.id: v.in_state for v in snap.workers}
-            samples.append((t, panels(crawler), in_state))
+            since = {v.id: v.since for v in snap.workers}
+            samples.append((t, panels(crawler), since))
             if len(samples) == 10:
                 crawler.pause_all()  # a phase change and paused workers, recorded too
             if len(samples) == 20:
@@ -59,11 +59,11 @@ async def test_a_replay_shows_the_same_panels_at_the_same_moments(tmp_path: Path
     replay = ReplayedCrawl.load(path)
     assert len(samples) > 30
     assert {s[1]["phase"] for s in samples} >= {Phase.RUNNING, Phase.PAUSED}
-    for t, live, in_state in samples:
+    for t, live, since in samples:
         replay.seek(t)
         assert panels(replay) == live, f"at t={t:.4f}"
         for view in replay.snapshot().workers:
-            assert view.in_state == pytest.approx(in_state[view.id], abs=0.002)
+            assert view.since == pytest.approx(since[view.id], abs=0.002)
     replay.seek(replay.duration)
     assert panels(replay) == final
     assert replay.phase is Phase.FINISHED

@@ -162,7 +162,10 @@ async def test_the_for_column_stops_when_the_crawl_finishes() -> None:
         await frames(pilot, 2)
         later = app.panels.snap
         assert later is not None and later.t > first.t
-        assert [w.in_state for w in later.workers] == [w.in_state for w in first.workers]
+        assert later.elapsed == first.elapsed
+        assert [w.time_in_state(later.elapsed) for w in later.workers] == [
+            w.time_in_state(first.elapsed) for w in first.workers
+        ]
 
 
 # ---- the lecture ------------------------------------------------------------------------

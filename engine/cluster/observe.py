@@ -208,15 +208,20 @@ class ClusterCrawl:
             (self._numbers[name], Snapshot.from_plain(blob["snapshot"]))
             for name, blob in self._in_order()
         ]
+        # One clock for the whole view, the longest-running process's; each process's
+        # "since" is moved onto it so that every worker's time in its state is kept.
+        elapsed = max((snap.elapsed for _, snap in snaps), default=0.0)
         workers = tuple(
-            replace(view, id=number * ID_STRIDE + view.id)
+            replace(
+                view, id=number * ID_STRIDE + view.id, since=view.since + elapsed - snap.elapsed
+            )
             for number, snap in snaps
             for view in snap.workers
         )
         phases = {snap.phase for _, snap in snaps}
         return Snapshot(
             t=time.monotonic(),
-            elapsed=max((snap.elapsed for _, snap in snaps), default=0.0),
+            elapsed=elapsed,
             phase=self._phase(phases),
             workers=workers,
             live_workers=sum(snap.live_workers for _, snap in snaps),

@@ -90,7 +90,9 @@ class RemoteCrawl:
         if self._snap is None:
             raise RuntimeError("no frame from the monitor yet: wait for `ready`")
         if isinstance(where_for, Iterable):
-            self._show(frozenset(where_for))
+            ids = frozenset(where_for)
+            if ids:  # none asked for this frame: the rows shown are as they were
+                self._show(ids)
         return self._snap
 
     def _show(self, ids: frozenset[int]) -> None:

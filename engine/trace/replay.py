@@ -242,8 +242,7 @@ class ReplayedCrawl:
         until = self.elapsed
         views = tuple(
             WorkerView(
-                w.id, w.state, w.url, max(until - w.since, 0.0), w.pages, w.paused, w.retiring,
-                w.alive,
+                w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring, w.alive,
             )
             for w in self._state.workers.values()
         )  # fmt: skip

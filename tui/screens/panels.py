@@ -209,7 +209,7 @@ class PanelsScreen(Screen[None]):
             return
         snap = self.snap = source.snapshot(self._table.visible_ids())
         if table or snap.phase in OVER:
-            self._table.show(snap.workers)
+            self._table.show(snap.workers, snap.elapsed)
             self._fit_workers(self._table.row_count)
             # Counted from the rows just drawn, so the header and the rows agree.
             self._status.show_states(state_counts(snap.workers))

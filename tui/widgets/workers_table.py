@@ -113,6 +113,7 @@ class WorkersTable(ScrollView, can_focus=True):
         self.frozen = False
         self._order: list[int] = []  # worker ids in row order
         self._views: Sequence[WorkerView] = ()  # the last show's, in row order
+        self._clock = 0.0  # the last show's crawl clock: what the "for" column counts to
         self._cursor = 0
         # Row strips by worker id, with the values they were built from; only rows that
         # have been on screen are here.
@@ -142,13 +143,21 @@ class WorkersTable(ScrollView, can_focus=True):
             return None
         return self._order[self._cursor]
 
+    def selected_view(self) -> WorkerView | None:
+        """The highlighted worker as its row shows it."""
+        if not 0 <= self._cursor < len(self._views):
+            return None
+        return self._views[self._cursor]
+
     def visible_ids(self) -> set[int]:
         """The workers whose rows are on screen: the only ones worth a walk of the task."""
         top = self._top
         return set(self._order[top : top + self._page])
 
-    def show(self, workers: Sequence[WorkerView]) -> None:
-        """Rows for exactly `workers`; redraw the rows on screen whose values changed."""
+    def show(self, workers: Sequence[WorkerView], clock: float = 0.0) -> None:
+        """Rows for exactly `workers` at `clock` (the snapshot's `elapsed`, which their
+        `since` counts on); redraw the rows on screen whose values changed."""
+        self._clock = clock
         ids = [view.id for view in workers]
         if ids != sorted(ids):  # linear on sorted ids, which a snapshot's are
             workers = sorted(workers, key=lambda view: view.id)
@@ -217,7 +226,7 @@ class WorkersTable(ScrollView, can_focus=True):
             str(view.id),
             state.value,
             style,
-            NO_FIGURE if self.frozen else duration(view.in_state),
+            NO_FIGURE if self.frozen else duration(view.time_in_state(self._clock)),
             str(view.pages),
             self._where(view),
             short_url(view.url, self.origin) if view.url else "",
