@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.text import Text
+from rich.style import Style
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Label, Sparkline, Static
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Label, Sparkline
 
 from crawlscope.engine.snapshot import Accounting, Phase
 
 from ..format import count
+from .text_lines import Line, wrapped
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +57,97 @@ def why_join_waits(view: QueueView) -> str:
     return f"join() waits: {count(a.queued)} queued, not taken yet"
 
 
+class QueueFigures(Widget):
+    """The panel's figures, a few lines of text: only the rows whose text changed are
+    redrawn, each from a Strip kept until its line changes."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._lines: tuple[Line, ...] = ()
+        # Each line's rows (a line longer than the width wraps), for the look below.
+        self._rows_by_line: dict[Line, list[Strip]] = {}
+        self._rows: list[Strip] | None = None  # all rows in order; None: to be gathered
+        # What each row shows: its line and which of its rows it is.
+        self._row_keys: list[tuple[Line, int]] = []
+        self._look: tuple[Style, int] = (Style(), 0)
+
+    def show_lines(self, lines: tuple[Line, ...]) -> None:
+        if lines == self._lines:
+            return
+        self._lines = lines
+        self._rows = None
+        self._rows_by_line = {
+            line: self._rows_by_line[line] for line in lines if line in self._rows_by_line
+        }
+        keys = [(line, k) for line in lines for k in range(len(self._wrap(line)))]
+        width = self.size.width
+        for y in range(max(len(keys), len(self._row_keys))):
+            if y >= len(keys) or y >= len(self._row_keys) or keys[y] != self._row_keys[y]:
+                self.refresh(Region(0, y, width, 1))
+        self._row_keys = keys
+
+    def _wrap(self, line: Line) -> list[Strip]:
+        rows = self._rows_by_line.get(line)
+        if rows is None:
+            base, width = self._look
+            rows = self._rows_by_line[line] = wrapped(line, width, base)
+        return rows
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        look = (self.rich_style, self.size.width)
+        if look != self._look:
+            self._look = look
+            self._rows_by_line.clear()
+            self._rows = None
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        if self._rows is None:
+            self._rows = [row for line in self._lines for row in self._wrap(line)]
+        if y < len(self._rows):
+            return self._rows[y]
+        base, width = self._look
+        return Strip.blank(width, base)
+
+
+class RateLabel(Widget):
+    """The pages/s figure beside its sparkline, set to the right: it moves nearly every
+    frame, so its one line is drawn from a Strip of plain Segments."""
+
+    DEFAULT_CSS = """
+    RateLabel {
+        height: 1;
+    }
+    """
+
+    def __init__(self, text: str, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._text = text
+        # The strip drawn, and what it was drawn from: the text, the colours, the width.
+        self._drawn: tuple[tuple[str, Style, int], Strip] | None = None
+
+    def update(self, text: str) -> None:
+        if text != self._text:
+            self._text = text
+            self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        base = self.rich_style
+        width = self.size.width
+        if y != 0:
+            return Strip.blank(width, base)
+        key = (self._text, base, width)
+        if self._drawn is None or self._drawn[0] != key:
+            rows = wrapped(((self._text, ""),), width, base, right=True)
+            self._drawn = (key, rows[0] if rows else Strip.blank(width, base))
+        return self._drawn[1]
+
+
 class QueuePanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown = Text()
-        self._rate = ""
-        self._figures = Static(id="queue-figures")
-        self._rate_label = Label("pages/s", id="rate-label", classes="spark-label")
+        self._figures = QueueFigures(id="queue-figures")
+        self._rate_label = RateLabel("pages/s", id="rate-label", classes="spark-label")
         self._queue_spark = Sparkline([], id="queue-spark")
         self._rate_spark = Sparkline([], id="rate-spark")
 
@@ -73,38 +161,51 @@ class QueuePanel(Vertical):
             yield self._rate_spark
 
     def show(self, view: QueueView) -> None:
-        a = view.accounting
-        wide = self.size.width >= 34
-        text = Text()
-        text.append("queued     ", "dim").append(f"{count(a.queued):<6}", "bold")
-        text.append(" held ", "dim").append(count(a.held), "bold")
-        text.append("\nunfinished ", "dim").append(f"{count(view.unfinished):<6}", "bold")
-        text.append(" ← join() counts it" if wide else " ← join()", "dim")
-        text.append("\n").append(why_join_waits(view), "italic")
-        text.append("\ndone ", "dim").append(count(a.done), "green")
-        text.append("  failed ", "dim").append(count(a.failed), "red" if a.failed else "")
-        text.append("\nfiltered ", "dim").append(count(a.filtered))
-        text.append("  unfetched ", "dim").append(count(a.unfetched))
-        text.append("\nseen ", "dim").append(count(a.seen))
-        if a.balanced:
-            text.append("  ✓ all accounted for" if wide else "  ✓ balanced", "green")
-        else:
-            text.append("  ✗ MISMATCH", "bold red")
-        if text != self._shown:  # an update re-lays the panel out; skip it when nothing moved
-            self._shown = text
-            # Its height is fixed in the TCSS, so no layout pass is needed: a frame's
-            # worth of layout for the whole screen costs more than the rest of the frame.
-            self._figures.update(text, layout=False)
+        self._figures.show_lines(figures(view, wide=self.size.width >= 34))
         if view.rate is None:
             rate = "pages/s"
         elif view.rate_is_average:
             rate = f"{view.rate:.0f}/s avg"
         else:
             rate = f"{view.rate:.1f}/s" if view.rate < 1000 else f"{view.rate:.0f}/s"
-        if rate != self._rate:
-            self._rate = rate
-            self._rate_label.update(rate, layout=False)
+        self._rate_label.update(rate)
 
     def show_history(self, queue_sizes: list[float], throughputs: list[float]) -> None:
         self._queue_spark.data = queue_sizes
         self._rate_spark.data = throughputs
+
+
+def figures(view: QueueView, wide: bool) -> tuple[Line, ...]:
+    """The panel's lines of figures; `wide` when the panel has room for the longer words."""
+    a = view.accounting
+    if a.balanced:
+        balance = ("  ✓ all accounted for" if wide else "  ✓ balanced", "green")
+    else:
+        balance = ("  ✗ MISMATCH", "bold red")
+    return (
+        (
+            ("queued     ", "dim"),
+            (f"{count(a.queued):<6}", "bold"),
+            (" held ", "dim"),
+            (count(a.held), "bold"),
+        ),
+        (
+            ("unfinished ", "dim"),
+            (f"{count(view.unfinished):<6}", "bold"),
+            (" ← join() counts it" if wide else " ← join()", "dim"),
+        ),
+        ((why_join_waits(view), "italic"),),
+        (
+            ("done ", "dim"),
+            (count(a.done), "green"),
+            ("  failed ", "dim"),
+            (count(a.failed), "red" if a.failed else ""),
+        ),
+        (
+            ("filtered ", "dim"),
+            (count(a.filtered), ""),
+            ("  unfetched ", "dim"),
+            (count(a.unfetched), ""),
+        ),
+        (("seen ", "dim"), (count(a.seen), ""), balance),
+    )

@@ -6,13 +6,17 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rich.style import Style
 from rich.text import Text
+from textual.strip import Strip
 from textual.widget import Widget
 
 from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.text import printable
 from crawlscope.engine.workers import WorkerState, WorkerView
 
-from ..format import NO_FIGURE, clock, crawled
+from ..format import NO_FIGURE, clock
+from .text_lines import Line, Piece, wrapped
 
 PHASE_STYLE: dict[Phase, str] = {
     Phase.IDLE: "bold black on grey70",
@@ -47,48 +51,86 @@ def state_counts(workers: Iterable[WorkerView]) -> StateCounts:
 
 
 class StatusLine(Widget):
+    """One line, redrawn only when its text or colours change (not when a figure it does
+    not show moves), from a Strip of plain Segments."""
+
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+    }
+    """
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._view: StatusView | None = None
         self._states: StateCounts | None = None  # None: not told yet
+        self._line: Line = self._pieces()
+        # The strip drawn, and what it was drawn from: the line, the colours, the width.
+        self._drawn: tuple[tuple[Line, Style, int], Strip] | None = None
 
     def show(self, view: StatusView) -> None:
-        if view != self._view:
-            self._view = view
-            self.refresh()
+        self._view = view
+        self._update()
 
     def show_states(self, states: StateCounts) -> None:
         """What the live workers are doing, counted as the workers table shows them."""
-        if states != self._states:
-            self._states = states
+        self._states = states
+        self._update()
+
+    def _update(self) -> None:
+        line = self._pieces()
+        if line != self._line:
+            self._line = line
             self.refresh()
 
     def render(self) -> Text:
+        """The line as text (what is drawn, before it is cut to the width)."""
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for piece, style in self._line:
+            text.append(piece, style)
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        base = self.rich_style
+        width = self.size.width
+        if y != 0:
+            return Strip.blank(width, base)
+        key = (self._line, base, width)
+        if self._drawn is None or self._drawn[0] != key:
+            # Too long for the width, the text is broken between words as Textual breaks
+            # it, and the line shows the first row.
+            rows = wrapped(self._line, width, base)
+            self._drawn = (key, rows[0] if rows else Strip.blank(width, base))
+        return self._drawn[1]
+
+    def _pieces(self) -> Line:
         view = self._view
-        line = Text(no_wrap=True, overflow="ellipsis")
+        pieces: list[Piece] = []
+        add = pieces.append
         if view is None or view.phase is None:
-            line.append(" STARTING ", PHASE_STYLE[Phase.IDLE])
+            add((" STARTING ", PHASE_STYLE[Phase.IDLE]))
         else:
-            line.append(f" {view.phase.value.upper()} ", PHASE_STYLE[view.phase])
+            add((f" {view.phase.value.upper()} ", PHASE_STYLE[view.phase]))
         if view is None:
-            return line
+            return tuple(pieces)
         elapsed = NO_FIGURE if view.elapsed is None else clock(view.elapsed)
-        line.append(f"  {elapsed}", "bold")
+        add((f"  {elapsed}", "bold"))
         # Modes and errors before the counts, which grow with the states there are and
         # would push them out of a narrow terminal.
         if view.slowmo:
-            line.append(f"   slow motion {view.slowmo:g}s per step", "bold magenta")
+            add((f"   slow motion {view.slowmo:g}s per step", "bold magenta"))
         if view.note:
-            line.append(f"   {view.note}", "bold red")
+            add((f"   {view.note}", "bold red"))
         noun = "worker" if view.live_workers == 1 else "workers"
-        line.append(f"   {view.live_workers} {noun}", "bold")
+        add((f"   {view.live_workers} {noun}", "bold"))
         if self._states is None:
-            line.append(f" ({view.busy_workers} busy)", "dim")
+            add((f" ({view.busy_workers} busy)", "dim"))
         elif self._states:
             counts = " · ".join(f"{n} {state.value}" for state, n in self._states)
-            line.append(f": {counts}", "dim")
+            add((f": {counts}", "dim"))
         if view.delay:
-            line.append(f"   {view.delay}", "bold yellow")
-        line.append("   ")
-        line.append_text(crawled(view.site, style="dim underline"))
-        return line
+            add((f"   {view.delay}", "bold yellow"))
+        add(("   ", ""))
+        # Crawled text, escaped and shown literally.
+        add((printable(view.site), "dim underline"))
+        return tuple(pieces)

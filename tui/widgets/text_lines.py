@@ -1,0 +1,62 @@
+"""Lines of styled text drawn as Strips of plain Segments, for the line-based panels.
+
+A line is a tuple of (text, style) pieces: cheap to build every frame and to compare, so a
+panel can tell which of its lines changed and redraw only those. Turning one into a Strip
+skips Textual's Content pipeline, which costs far more per line than the few Segments here.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual.content import Content
+from textual.strip import Strip
+
+Piece = tuple[str, str]  # text, and a Rich style spec ("" for none)
+Line = tuple[Piece, ...]
+
+
+@lru_cache(maxsize=128)
+def style_of(spec: str) -> Style:
+    return Style.parse(spec) if spec else Style()
+
+
+def strip_of(line: Line, base: Style) -> Strip:
+    """`line` on `base` (the widget's own colours), as long as its text."""
+    return Strip([Segment(text, base + style_of(spec)) for text, spec in line if text])
+
+
+def plain_of(line: Line) -> str:
+    return "".join(text for text, _ in line)
+
+
+def wrapped(line: Line, width: int, base: Style, right: bool = False) -> list[Strip]:
+    """`line` in rows of `width` cells, broken where Textual breaks a Static's text (between
+    words, folding a word longer than a row), so the screen reads as it did with one; set
+    to the right of each row when `right`."""
+    if width <= 0:
+        return []
+    strip = strip_of(line, base)
+    if strip.cell_length <= width:
+        return [_fill(strip, width, base, right)]
+    plain = plain_of(line)
+    rows: list[Strip] = []
+    start = 0
+    for row in Content(plain).wrap(width):
+        end = start + len(row.plain)
+        cut = strip.crop(cell_len(plain[:start]), cell_len(plain[:end]))
+        rows.append(_fill(cut, width, base, right))
+        start = end
+        # The spaces a row was broken at are dropped, as Textual drops them.
+        while start < len(plain) and plain[start].isspace():
+            start += 1
+    return rows
+
+
+def _fill(strip: Strip, width: int, base: Style, right: bool) -> Strip:
+    if right and strip.cell_length < width:
+        return Strip([Segment(" " * (width - strip.cell_length), base), *strip], width)
+    return strip.adjust_cell_length(width, base)
