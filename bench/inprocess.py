@@ -115,11 +115,13 @@ async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dic
         probe.start()
     panels = app.panels
     c0, frames0, costs0 = time.process_time(), app.frames, len(app.frame_costs)
+    ui0 = panels.ui_seconds
     skipped0 = getattr(panels, "frames_skipped", 0)
     await until(lambda: crawler.phase in OVER)
     cpu = time.process_time() - c0
     frames = app.frames - frames0
     skipped = getattr(panels, "frames_skipped", 0) - skipped0
+    ui_seconds = panels.ui_seconds - ui0
     costs = (
         list(app.frame_costs)[costs0:]
         if len(app.frame_costs) < (app.frame_costs.maxlen or 0)
@@ -135,8 +137,8 @@ async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dic
     if costs:
         result["frame_ms_mean"] = statistics.fmean(costs) * 1000
         result["frame_ms_max"] = max(costs) * 1000
-        # The share of the crawl's time the loop spent drawing frames.
-        result["ui_share"] = sum(costs) / result["seconds"]
+    # The share of the crawl's time the loop spent on the screen: ticks and drawing.
+    result["ui_share"] = ui_seconds / result["seconds"] if result["seconds"] else float("nan")
     if lag:
         result["lag"] = probe.stats()
     return result

@@ -198,6 +198,8 @@ def app_figures(panels: Any, live: Any) -> dict[str, Any]:
         "frames": panels.frames,
         "frames_skipped": getattr(panels, "frames_skipped", 0),
         "frame_costs_ms": [c * 1000 for c in panels.frame_costs],
+        # Ticks and Textual's drawing, start-up and quit included (it errs against the TUI).
+        "ui_seconds": getattr(panels, "ui_seconds", float("nan")),
     }
 
 

@@ -42,6 +42,7 @@ from crawlscope.engine.politeness import origin_of
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.text import printable
 
+from ..widgets.keys_footer import KeysFooter
 from .narration import Narrated, narrate
 from .widgets.loop_panel import LoopPanel, LoopView, SlotView
 from .widgets.queue_insides import QueueInsides, QueueInsidesView
@@ -153,7 +154,7 @@ class StageScreen(Screen[None]):
                 told = StepNarration(id="stage-narration")
                 told.border_title = "what just happened"
                 yield told
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._status = self.query_one("#stage-status", Static)

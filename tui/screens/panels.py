@@ -16,6 +16,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -27,6 +28,7 @@ from crawlscope.engine.workers import WorkerState, WorkerView
 from ..history import History
 from ..keys import Key
 from ..widgets.help_screen import HelpScreen
+from ..widgets.keys_footer import KeysFooter
 from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
@@ -45,8 +47,13 @@ TABLE_INTERVAL = 0.1
 # The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
 # more ready callbacks than one pass of the loop can run in a frame's time), the screen
 # may take at most this share of the loop: after a frame that cost c seconds, the next
-# waits at least c / UI_SHARE. When the loop is on time, every frame is drawn.
-UI_SHARE = 0.04
+# waits at least c / UI_SHARE. A frame's cost is all the screen spent since the frame
+# before: the sampling and widget updates (_tick) and Textual's drawing of what they
+# changed (layout, compositing, writing to the terminal), which is most of it. When the
+# loop is on time, every frame is drawn.
+UI_SHARE = 0.03
+# The longest the budget holds a frame back: the screen never freezes for longer.
+MAX_GAP = 0.5
 # The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
 
@@ -77,7 +84,11 @@ class PanelsScreen(Screen[None]):
         # with the crawl, or the budget held the frame back. frames + frames_skipped is
         # the frames asked for.
         self.frames_skipped = 0
-        self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per frame drawn
+        self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per _tick
+        # Seconds the screen has taken from the loop in all: ticks and Textual's drawing.
+        self.ui_seconds = 0.0
+        self._spent = 0.0  # the part of it since the last frame slot
+        self._drawing = False  # inside a compositor refresh or layout: counted once
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
         self._frame_handle: asyncio.TimerHandle | None = None
@@ -109,7 +120,7 @@ class PanelsScreen(Screen[None]):
             chains.border_title = "redirect chains"
             yield chains
         yield from self.compose_bar()
-        yield Footer()
+        yield KeysFooter()
 
     def compose_bar(self) -> ComposeResult:
         """A line above the footer, for a subclass that needs one."""
@@ -128,6 +139,10 @@ class PanelsScreen(Screen[None]):
         self._table.frozen = self._recent.frozen = self.reproducible
         self._widgets_found = True
         self._show_origin()
+        if self.source is not None:
+            # Given a crawl before it was mounted: its first frame now, for the same
+            # reason as in observe().
+            self.redraw()
         loop = asyncio.get_running_loop()
         self._frame_due = loop.time() + 1 / self.fps
         self._frame_handle = loop.call_at(self._frame_due, self._frame)
@@ -168,14 +183,16 @@ class PanelsScreen(Screen[None]):
         now = loop.time()
         late = now - self._frame_due
         self.frame_lags.append(late)
+        spent, self._spent = self._spent, 0.0
         # Through the screen's message queue: a failing frame is the app's error, shown
         # as any other, not a traceback on the loop's logger.
         self.call_next(self._tick)
         due = self._frame_due + interval * (1 + int(late / interval))
         if late > interval / 2:
-            # Saturated: the crawl comes first. The last frame's cost sets the gap.
-            cost = self.frame_costs[-1] if self.frame_costs else 0.0
-            gap = cost / UI_SHARE
+            # Saturated: the crawl comes first. The last frame's cost sets the gap, up to
+            # MAX_GAP: a rare costly redraw (the first layout, a resize) is paid for over
+            # a few frames rather than freezing the screen for seconds.
+            gap = min(spent / UI_SHARE, MAX_GAP)
             while due < now + gap:
                 due += interval
         self.frames_skipped += max(0, round((due - self._frame_due) / interval) - 1)
@@ -195,7 +212,41 @@ class PanelsScreen(Screen[None]):
             self._table_frame, self._table_at = self.frames, started
         self.redraw(table=table)
         self.frames += 1
-        self.frame_costs.append(time.perf_counter() - started)
+        cost = time.perf_counter() - started
+        self.frame_costs.append(cost)
+        self._spend(cost)
+
+    def _spend(self, seconds: float) -> None:
+        self.ui_seconds += seconds
+        self._spent += seconds
+
+    # Textual draws a frame's changes after _tick, in these two methods of Screen: timed
+    # here so that the budget sees what a frame really costs the loop. They are private
+    # API (pyproject.toml keeps textual to one major release); were they renamed, the
+    # budget would count _tick alone. A layout pass composites too: counted once.
+    def _compositor_refresh(self) -> None:
+        if self._drawing:
+            super()._compositor_refresh()
+            return
+        self._drawing = True
+        started = time.perf_counter()
+        try:
+            super()._compositor_refresh()
+        finally:
+            self._drawing = False
+            self._spend(time.perf_counter() - started)
+
+    def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
+        if self._drawing:
+            super()._refresh_layout(size, scroll)
+            return
+        self._drawing = True
+        started = time.perf_counter()
+        try:
+            super()._refresh_layout(size, scroll)
+        finally:
+            self._drawing = False
+            self._spend(time.perf_counter() - started)
 
     def advance(self) -> None:
         """Move the source on before a frame is drawn (a replay's clock)."""
@@ -207,7 +258,10 @@ class PanelsScreen(Screen[None]):
         if source is None:
             self._status.show(StatusView(None, None, 0, 0, 0.0, self.site, self.note))
             return
-        snap = self.snap = source.snapshot(self._table.visible_ids())
+        # "Suspended at" costs a walk of each task; only a frame that redraws the table
+        # shows it.
+        rows = table or (self.snap is not None and self.snap.phase in OVER)
+        snap = self.snap = source.snapshot(self._table.visible_ids() if rows else ())
         if table or snap.phase in OVER:
             self._table.show(snap.workers, snap.elapsed)
             self._fit_workers(self._table.row_count)
@@ -266,18 +320,17 @@ class PanelsScreen(Screen[None]):
         self.refresh_bindings()
 
     def bindings_state(self, snap: Snapshot) -> tuple[object, ...]:
-        """What the keys' applicability depends on; the footer is told when it moves."""
-        selected = self.selected()
-        return (
-            snap.phase,
-            snap.paused_all,
-            self.note,
-            snap.live_workers,
-            selected is not None and selected.alive,
-            selected is not None and selected.paused,
-            selected is not None and selected.retiring,
-            sum(1 for w in snap.workers if w.retiring),
-        )
+        """What the footer shows: whether each of this screen's keys applies, as
+        check_action answers it. The footer is told only when an answer moves: telling it
+        rebuilds its keys and lays the whole screen out again."""
+        del snap  # check_action reads the last frame
+        return tuple(self.check_action(name, ()) for name in self._key_actions())
+
+    @classmethod
+    def _key_actions(cls) -> tuple[str, ...]:
+        # The app's own keys (quit, help) are the app's to check.
+        names = (key.action.split("(")[0] for key in cls.KEYS)
+        return tuple(dict.fromkeys(n for n in names if not n.startswith("app.")))
 
     def _refresh_bindings_if_changed(self, snap: Snapshot) -> None:
         # The footer greys out keys that do not apply; it only needs telling when the
@@ -288,11 +341,10 @@ class PanelsScreen(Screen[None]):
             self.refresh_bindings()
 
     def selected(self) -> WorkerView | None:
-        """The highlighted worker as the last frame saw it."""
-        worker_id = self._table.selected_worker
-        if self.snap is None or worker_id is None:
+        """The highlighted worker as its row shows it."""
+        if not self._widgets_found:
             return None
-        return next((w for w in self.snap.workers if w.id == worker_id), None)
+        return self._table.selected_view()
 
     def on_workers_table_highlighted(self, _event: WorkersTable.Highlighted) -> None:
         self.refresh_bindings()
