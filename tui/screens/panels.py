@@ -44,6 +44,10 @@ FRAMES_PER_SECOND = 15.0
 # drawn at once regardless (the actions redraw everything).
 TABLE_EVERY = 2
 TABLE_INTERVAL = 0.1
+# While the loop is saturated the table (and the recent fetches, at its pace) is redrawn
+# at most this often: a busy table frame costs three to five times a frame of clocks and
+# counters, so under the budget below it would take most of the frames.
+TABLE_INTERVAL_BUSY = 0.5
 # The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
 # more ready callbacks than one pass of the loop can run in a frame's time), the screen
 # may take at most this share of the loop: after a frame that cost c seconds, the next
@@ -91,6 +95,7 @@ class PanelsScreen(Screen[None]):
         self._drawing = False  # inside a compositor refresh or layout: counted once
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
+        self._saturated = False  # the last frame came late: the crawl fills the loop
         self._frame_handle: asyncio.TimerHandle | None = None
         self._history = History()
         self._chains_version: tuple[int, int] | None = None
@@ -184,11 +189,12 @@ class PanelsScreen(Screen[None]):
         late = now - self._frame_due
         self.frame_lags.append(late)
         spent, self._spent = self._spent, 0.0
+        self._saturated = late > interval / 2
         # Through the screen's message queue: a failing frame is the app's error, shown
         # as any other, not a traceback on the loop's logger.
         self.call_next(self._tick)
         due = self._frame_due + interval * (1 + int(late / interval))
-        if late > interval / 2:
+        if self._saturated:
             # Saturated: the crawl comes first. The last frame's cost sets the gap, up to
             # MAX_GAP: a rare costly redraw (the first layout, a resize) is paid for over
             # a few frames rather than freezing the screen for seconds.
@@ -204,9 +210,8 @@ class PanelsScreen(Screen[None]):
             return  # shutting down: the widgets are being taken off the screen
         started = time.perf_counter()
         self.advance()
-        table = (
-            self.frames - self._table_frame >= TABLE_EVERY
-            and started - self._table_at >= TABLE_INTERVAL
+        table = self.frames - self._table_frame >= TABLE_EVERY and started - self._table_at >= (
+            TABLE_INTERVAL_BUSY if self._saturated else TABLE_INTERVAL
         )
         if table:
             self._table_frame, self._table_at = self.frames, started
