@@ -58,6 +58,10 @@ TABLE_INTERVAL_BUSY = 0.5
 UI_SHARE = 0.03
 # The longest the budget holds a frame back: the screen never freezes for longer.
 MAX_GAP = 0.5
+# The loop also counts as saturated when the crawl keeps the process this busy, frames
+# aside: a crawl waiting on a slow site can use 80% of a core in short passes, so frames
+# come on time and yet each one is taken from the crawl.
+BUSY_CPU = 0.7
 # The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
 
@@ -95,7 +99,8 @@ class PanelsScreen(Screen[None]):
         self._drawing = False  # inside a compositor refresh or layout: counted once
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
-        self._saturated = False  # the last frame came late: the crawl fills the loop
+        self._saturated = False  # the crawl fills the loop: the budget applies
+        self._cpu_at = (0.0, 0.0)  # (loop time, process CPU seconds) at the last frame slot
         self._frame_handle: asyncio.TimerHandle | None = None
         self._history = History()
         self._chains_version: tuple[int, int] | None = None
@@ -189,7 +194,7 @@ class PanelsScreen(Screen[None]):
         late = now - self._frame_due
         self.frame_lags.append(late)
         spent, self._spent = self._spent, 0.0
-        self._saturated = late > interval / 2
+        self._saturated = late > interval / 2 or self._crawl_busy(now, spent) >= BUSY_CPU
         # Through the screen's message queue: a failing frame is the app's error, shown
         # as any other, not a traceback on the loop's logger.
         self.call_next(self._tick)
@@ -204,6 +209,16 @@ class PanelsScreen(Screen[None]):
         self.frames_skipped += max(0, round((due - self._frame_due) / interval) - 1)
         self._frame_due = due
         self._frame_handle = loop.call_at(due, self._frame)
+
+    def _crawl_busy(self, now: float, spent: float) -> float:
+        """The share of a core the process used since the last frame slot, the screen's
+        own time left out: how busy the crawl keeps it."""
+        cpu = time.process_time()
+        then, cpu_then = self._cpu_at
+        self._cpu_at = (now, cpu)
+        if not then or now <= then:
+            return 0.0
+        return (cpu - cpu_then - spent) / (now - then)
 
     def _tick(self) -> None:
         if not self.app.is_running:
