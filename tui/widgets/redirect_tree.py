@@ -25,13 +25,13 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from crawlscope.engine.redirects import Chain, ChainEnd
 from crawlscope.engine.text import printable
 
 from ..format import short_url
+from .cursor_lines import CursorLines
 
 # More chains than this are summed up in one line; the report lists them all.
 MAX_CHAINS = 300
@@ -112,19 +112,13 @@ def _style(spec: str) -> Style:
     return Style.parse(spec) if spec else Style()
 
 
-class RedirectTree(ScrollView, can_focus=True):
+class RedirectTree(CursorLines):
     """Diffed by chain source: a chain whose hops or end changed is built again in place.
 
     The cursor (drawn while focused) stays on its line of its chain while that chain is
     shown; enter or space folds or unfolds the chain under it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
         Binding("enter,space", "fold", "Fold", show=False),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {"redirect-tree--guides", "redirect-tree--cursor"}
@@ -330,10 +324,6 @@ class RedirectTree(ScrollView, can_focus=True):
             if not same or row in cursors:
                 self.refresh(Region(0, row - top, width, 1))
 
-    @property
-    def _top(self) -> int:
-        return int(self.scroll_y)
-
     # ---- drawing -------------------------------------------------------------------------
 
     def render_lines(self, crop: Region) -> list[Strip]:
@@ -395,30 +385,8 @@ class RedirectTree(ScrollView, can_focus=True):
         self._refresh_row(old)
         self._refresh_row(row)
 
-    def _scroll_to_cursor(self) -> None:
-        top, page = self._top, max(self.size.height, 1)
-        if self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False, immediate=True)
-        elif self._cursor >= top + page:
-            self.scroll_to(y=self._cursor - page + 1, animate=False, immediate=True)
-
-    def action_cursor_up(self) -> None:
-        self._move(self._cursor - 1)
-
-    def action_cursor_down(self) -> None:
-        self._move(self._cursor + 1)
-
-    def action_page_up(self) -> None:
-        self._move(self._cursor - max(self.size.height, 1))
-
-    def action_page_down(self) -> None:
-        self._move(self._cursor + max(self.size.height, 1))
-
-    def action_first(self) -> None:
-        self._move(0)
-
-    def action_last(self) -> None:
-        self._move(len(self._lines) - 1)
+    def _line_count(self) -> int:
+        return len(self._lines)
 
     def action_fold(self) -> None:
         """Fold or unfold the chain under the cursor; folded, the cursor is on its head."""

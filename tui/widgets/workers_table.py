@@ -17,16 +17,15 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from crawlscope.engine.text import printable
 from crawlscope.engine.workers import BUSY, WorkerState, WorkerView
 
 from ..format import NO_FIGURE, duration, short_url, state_style
+from .cursor_lines import CursorLines
 
 # (label, width, right-aligned); "where" and "url" share the width left over.
 _FIXED = (("#", 3, True), ("state", 10, False), ("for", 6, True), ("pages", 5, True))
@@ -55,18 +54,10 @@ def _cell(text: str, width: int, right: bool = False) -> str:
     return set_cell_size(text, width)
 
 
-class WorkersTable(ScrollView, can_focus=True):
+class WorkersTable(CursorLines):
     """The rows are exactly the workers of the last `show`, in id order; the cursor stays
     on its worker while that worker has a row."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
-    ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {"workers-table--header", "workers-table--cursor"}
     # As a DataTable looked, so the screen a user knows stays the same.
     DEFAULT_CSS = """
@@ -206,10 +197,6 @@ class WorkersTable(ScrollView, can_focus=True):
             self.refresh(Region(0, row - top + 1, width, 1))
 
     @property
-    def _top(self) -> int:
-        return int(self.scroll_y)
-
-    @property
     def _page(self) -> int:
         """Rows on screen (the header takes a line)."""
         return max(self.size.height - 1, 1)
@@ -318,30 +305,8 @@ class WorkersTable(ScrollView, can_focus=True):
     def move_cursor(self, row: int) -> None:
         self._move(row)
 
-    def _scroll_to_cursor(self) -> None:
-        top, page = self._top, self._page
-        if self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False, immediate=True)
-        elif self._cursor >= top + page:
-            self.scroll_to(y=self._cursor - page + 1, animate=False, immediate=True)
-
-    def action_cursor_up(self) -> None:
-        self._move(self._cursor - 1)
-
-    def action_cursor_down(self) -> None:
-        self._move(self._cursor + 1)
-
-    def action_page_up(self) -> None:
-        self._move(self._cursor - self._page)
-
-    def action_page_down(self) -> None:
-        self._move(self._cursor + self._page)
-
-    def action_first(self) -> None:
-        self._move(0)
-
-    def action_last(self) -> None:
-        self._move(len(self._order) - 1)
+    def _line_count(self) -> int:
+        return len(self._order)
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
