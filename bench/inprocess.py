@@ -3,7 +3,7 @@
 The TUI runs as it does for a user (a Textual app on the crawler's own loop, redrawing
 at its normal frame rate), only with Textual's headless driver instead of a terminal.
 
-    python -m bench.inprocess headless URL --workers 100 [--lag]
+    python -m bench.inprocess headless URL --workers 100 [--lag] [--no-turns]
     python -m bench.inprocess tui URL --workers 100 [--lag]
 """
 
@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import resource
 import statistics
 import time
@@ -75,8 +76,12 @@ def _result(crawler: Crawler, cpu: float) -> dict[str, Any]:
     }
 
 
-async def crawl_headless(url: str, workers: int, lag: bool, per_host: int = 0) -> dict[str, Any]:
+async def crawl_headless(
+    url: str, workers: int, lag: bool, per_host: int = 0, turns: bool = True
+) -> dict[str, Any]:
     crawler = Crawler(engine_config(url, workers, per_host))
+    if not turns:
+        crawler.turns.slice = math.inf  # every parse in the pass its answer came in
     probe = LagProbe()
     if lag:
         probe.start()
@@ -90,7 +95,11 @@ async def crawl_headless(url: str, workers: int, lag: bool, per_host: int = 0) -
     return result
 
 
-async def crawl_tui(url: str, workers: int, lag: bool, per_host: int = 0) -> dict[str, Any]:
+async def crawl_tui(
+    url: str, workers: int, lag: bool, per_host: int = 0, turns: bool = True
+) -> dict[str, Any]:
+    if not turns:
+        raise ValueError("--no-turns is for headless crawls")
     from crawlscope.tui.app import CrawlScopeApp
     from crawlscope.tui.startup import LiveCrawl
 
@@ -163,8 +172,15 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=100)
     p.add_argument("--lag", action="store_true", help="run the 10 ms event-loop probe")
     p.add_argument("--per-host", type=int, default=0, help="requests in flight per host (0: off)")
+    p.add_argument(
+        "--no-turns",
+        dest="turns",
+        action="store_false",
+        help="parse every answer in the loop pass it came in (engine/turns.py off)",
+    )
     args = p.parse_args()
-    result = asyncio.run(MODES[args.mode](args.root, args.workers, args.lag, args.per_host))
+    crawl = MODES[args.mode]
+    result = asyncio.run(crawl(args.root, args.workers, args.lag, args.per_host, args.turns))
     result["max_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(result))
 

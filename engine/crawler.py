@@ -35,6 +35,7 @@ from .records import Fault, FetchRecord, describe_exception, media_type
 from .redirects import Chain
 from .sitemaps import SitemapLimits, SitemapReader
 from .snapshot import Accounting, Phase, Snapshot
+from .turns import Turns
 from .workers import Worker, WorkerState, WorkerView
 
 # Pages this big are parsed in a thread; smaller ones are faster parsed in place.
@@ -103,6 +104,7 @@ class Crawler:
         # step with the server goes on a connection of its own (connections.py).
         self._fresh_session: aiohttp.ClientSession | None = None
         self._parse_pool: ThreadPoolExecutor | None = None  # made on the first big page
+        self.turns = Turns()  # a small page is parsed on the loop, in its turn
         self.sitemap_notes: list[str] = []  # one line per sitemap looked at (--sitemaps)
 
     # ---- the crawl ------------------------------------------------------------------
@@ -318,11 +320,17 @@ class Crawler:
             self._finish(w, got)  # no answer after max_tries
             return
         answer, tries = got
+        parse_here = False
         if self.ledger.will_parse(answer):
             await self._step(w, WorkerState.PARSING)
             answer = await self._parse_big_page(url, answer)
+            parse_here = answer.parsed is None
         if self.slowmo:
             await self._linger(w)
+        if parse_here:
+            # The ledger parses it next, on the loop: with no await in between, the turn
+            # covers that parse.
+            await self.turns.take()
         record, new = self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start)
         for pair in new:
             self.q.put_nowait(pair)  # the chapter's put, right where the links are found

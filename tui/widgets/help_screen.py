@@ -33,7 +33,10 @@ in that state, or *not suspended* when that state's work never had to wait.
   arrive.
 - **body**: reading the response body, one `await` on the socket per chunk.
 - **parsing**: BeautifulSoup extracts the links. Plain CPU work with no `await`, so
-  the loop runs nothing else meanwhile: every other row stands still.
+  the loop runs nothing else meanwhile: every other row stands still. On a busy
+  crawl a row may read *Turns.take*: its page waits for a later pass of the loop,
+  so that no pass parses for more than 20 ms and timers (and this screen) stay on
+  time.
 - **backoff**: the fetch failed on the network; `await asyncio.sleep()` before the
   next try (the chapter's `max_tries`).
 - **paused**: held at `await event.wait()` before taking or fetching a URL. A worker
