@@ -3,10 +3,11 @@ Textual's drawing of what they changed, which is most of it."""
 
 from __future__ import annotations
 
-from tui_support import config, crawler_of, frames
+from tui_support import config, crawler_of, frames, until
 
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.screens.panels import TABLE_INTERVAL_BUSY, TABLE_MAX_GAP_BUSY
 from crawlscope.tui.startup import LiveCrawl
 
 
@@ -20,3 +21,56 @@ async def test_the_screens_time_counts_its_drawing_as_well_as_its_ticks() -> Non
         assert ticks > 0
         # Drawing 120x40 cells takes time of its own beyond the ticks that asked for it.
         assert panels.ui_seconds > ticks
+
+
+async def test_a_saturated_screen_pulses_and_draws_the_table_when_its_allowance_covers_it() -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(3), demo=DemoConfig(pages=30)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await crawler_of(pilot)
+        await frames(pilot, 2)
+        panels = app.panels
+        # What the budget decides from, set by hand: nothing awaits between here and the
+        # asserts, so the frame timer cannot move them.
+        panels._saturated = True
+        at = panels._table_at = 1000.0
+        panels._table_cost = 0.02
+        panels._allowance = 0.005
+        # The table was just drawn: the status line alone.
+        assert panels._frame_kind(at + 0.1) == "pulse"
+        # The table is due but the allowance does not cover it yet: the pulse goes on.
+        assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "pulse"
+        panels._allowance = 0.02
+        assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "table"
+        assert panels._table_at == at + TABLE_INTERVAL_BUSY
+        # Spent beyond the allowance: the slot draws nothing (and is counted skipped).
+        panels._allowance = -0.001
+        assert panels._frame_kind(at + 5) is None
+        # Never spent, but never enough for the table: it is drawn all the same, late.
+        panels._allowance = 0.001
+        at = panels._table_at
+        assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "pulse"
+        assert panels._frame_kind(at + TABLE_MAX_GAP_BUSY) == "table"
+
+
+async def test_a_pulse_draws_the_status_line_alone() -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=DemoConfig(pages=60, latency=0.02)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await crawler_of(pilot)
+        await frames(pilot, 2)
+        panels = app.panels
+        # The frames below are this test's alone.
+        assert panels._frame_handle is not None
+        panels._frame_handle.cancel()
+        drawn: list[str] = []
+        for name in ("_table", "_queue", "_recent"):
+            widget = getattr(panels, name)
+            widget.show = lambda *_args, name=name, **_kw: drawn.append(name)
+        status = panels._status
+        first = status.render().plain
+        await until(
+            pilot,
+            lambda: panels.redraw(table=False, pulse=True) or status.render().plain != first,
+            "the status line to move",
+        )
+        assert drawn == []
+        assert "pages" in status.render().plain

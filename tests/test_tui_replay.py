@@ -200,7 +200,7 @@ import sys
 from crawlscope.tui import cli
 from crawlscope.tui.screens.panels import PanelsScreen
 
-def crash(self):
+def crash(self, *_args):
     raise RuntimeError("injected crash")
 
 PanelsScreen._tick = crash

@@ -168,12 +168,12 @@ class WatchedScreen(LiveScreen):
         self._watch_bar = self.query_one(WatchBar)
         super().on_mount()
 
-    def redraw(self, table: bool = True) -> None:
+    def redraw(self, table: bool = True, pulse: bool = False) -> None:
         if not self._widgets_found:
             return
         view = self.who_watches()
         self._watch_bar.show(view)
-        super().redraw(table)
+        super().redraw(table, pulse)
         self._tell_refusals()
 
     def bindings_state(self, snap: Snapshot) -> tuple[object, ...]:

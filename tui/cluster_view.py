@@ -208,11 +208,11 @@ class ClusterScreen(LiveScreen):
         self._cluster_panel = self.query_one(ClusterPanel)
         super().on_mount()
 
-    def redraw(self, table: bool = True) -> None:
+    def redraw(self, table: bool = True, pulse: bool = False) -> None:
         if not self._widgets_found:
             return
         self._cluster_panel.show(cluster_lines(self.attached))
-        super().redraw(table)
+        super().redraw(table, pulse)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "read_only":

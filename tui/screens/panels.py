@@ -44,19 +44,27 @@ FRAMES_PER_SECOND = 15.0
 # drawn at once regardless (the actions redraw everything).
 TABLE_EVERY = 2
 TABLE_INTERVAL = 0.1
-# While the loop is saturated the table (and the recent fetches, at its pace) is redrawn
-# at most this often: a busy table frame costs three to five times a frame of clocks and
-# counters, so under the budget below it would take most of the frames.
+# While the loop is saturated the table (and the queue panel, the recent fetches and the
+# chains, at its pace) is redrawn at most this often; the frames between are pulses: the
+# status line alone (clock, pages, workers), a tenth of a table frame's cost, so that the
+# screen keeps moving at nearly its full rate exactly when the crawl is busiest.
 TABLE_INTERVAL_BUSY = 0.5
+# ...and at least this often, whatever the budget below says.
+TABLE_MAX_GAP_BUSY = 2.0
 # The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
 # more ready callbacks than one pass of the loop can run in a frame's time), the screen
-# may take at most this share of the loop: after a frame that cost c seconds, the next
-# waits at least c / UI_SHARE. A frame's cost is all the screen spent since the frame
-# before: the sampling and widget updates (_tick) and Textual's drawing of what they
-# changed (layout, compositing, writing to the terminal), which is most of it. When the
-# loop is on time, every frame is drawn.
+# may take at most this share of the loop's time. It is kept as an allowance: each frame
+# slot adds its length times UI_SHARE, each frame takes what it cost, and a slot that
+# finds the allowance spent draws nothing. A table frame waits until the allowance
+# covers its cost. A frame's cost is all the screen spent since the frame slot before:
+# the sampling and widget updates (_tick) and Textual's drawing of what they changed
+# (layout, compositing, writing to the terminal), which is most of it. When the loop is
+# on time, every frame is drawn.
 UI_SHARE = 0.03
-# The longest the budget holds a frame back: the screen never freezes for longer.
+# The allowance saved up at most (enough for a table frame), and the debt at most: a
+# costly frame (the first layout, a resize) is paid back within MAX_GAP, and the screen
+# never freezes for longer.
+ALLOWANCE_MAX = 0.1
 MAX_GAP = 0.5
 # The loop also counts as saturated when the crawl keeps the process this busy, frames
 # aside: a crawl waiting on a slow site can use 80% of a core in short passes, so frames
@@ -102,7 +110,14 @@ class PanelsScreen(Screen[None]):
         self._saturated = False  # the crawl fills the loop: the budget applies
         self._cpu_at = (0.0, 0.0)  # (loop time, process CPU seconds) at the last frame slot
         self._frame_handle: asyncio.TimerHandle | None = None
+        # The budget (see UI_SHARE): loop seconds the screen may still spend, the loop time
+        # of the last frame slot, what the last slot drew and what the last table frame cost.
+        self._allowance = ALLOWANCE_MAX
+        self._slot_at = 0.0
+        self._last_kind: str | None = None
+        self._table_cost = 0.0
         self._history = History()
+        self._history_shown = True  # the sparklines show the history's last sample
         self._chains_version: tuple[int, int] | None = None
         self._chains_at = 0.0
         self._bindings_state: tuple[object, ...] = ()
@@ -110,7 +125,7 @@ class PanelsScreen(Screen[None]):
         # A key can arrive before on_mount has found the widgets; it acts on the source,
         # and the first frame draws the result.
         self._widgets_found = False
-        # The frame and perf_counter time of the workers table's last timed redraw.
+        # The frame and loop time of the workers table's last timed redraw.
         self._table_frame = -TABLE_EVERY
         self._table_at = float("-inf")
 
@@ -184,7 +199,8 @@ class PanelsScreen(Screen[None]):
     def _frame(self) -> None:
         """The frame timer: frames are due on a grid of 1/fps. A frame that comes late (the
         loop was busy) is drawn at once, not at the next grid line, and the grid lines it
-        missed count as skipped; on a saturated loop the budget spaces frames out."""
+        missed count as skipped; on a saturated loop the budget picks what a frame draws,
+        if anything."""
         self._frame_handle = None
         if not self.app.is_running:
             return  # shutting down: the widgets are being taken off the screen
@@ -194,21 +210,45 @@ class PanelsScreen(Screen[None]):
         late = now - self._frame_due
         self.frame_lags.append(late)
         spent, self._spent = self._spent, 0.0
+        if self._last_kind == "table":
+            self._table_cost = spent
         self._saturated = late > interval / 2 or self._crawl_busy(now, spent) >= BUSY_CPU
-        # Through the screen's message queue: a failing frame is the app's error, shown
-        # as any other, not a traceback on the loop's logger.
-        self.call_next(self._tick)
-        due = self._frame_due + interval * (1 + int(late / interval))
+        since, self._slot_at = (now - self._slot_at if self._slot_at else 0.0), now
         if self._saturated:
-            # Saturated: the crawl comes first. The last frame's cost sets the gap, up to
-            # MAX_GAP: a rare costly redraw (the first layout, a resize) is paid for over
-            # a few frames rather than freezing the screen for seconds.
-            gap = min(spent / UI_SHARE, MAX_GAP)
-            while due < now + gap:
-                due += interval
+            allowance = self._allowance + since * UI_SHARE - spent
+            self._allowance = max(-MAX_GAP * UI_SHARE, min(allowance, ALLOWANCE_MAX))
+        else:
+            self._allowance = ALLOWANCE_MAX
+        kind = self._last_kind = self._frame_kind(now)
+        if kind is None:
+            self.frames_skipped += 1
+        else:
+            # Through the screen's message queue: a failing frame is the app's error,
+            # shown as any other, not a traceback on the loop's logger.
+            self.call_next(self._tick, kind)
+        due = self._frame_due + interval * (1 + int(late / interval))
         self.frames_skipped += max(0, round((due - self._frame_due) / interval) - 1)
         self._frame_due = due
         self._frame_handle = loop.call_at(due, self._frame)
+
+    def _frame_kind(self, now: float) -> str | None:
+        """What this frame slot draws: "table" (everything), "light" (all but the table,
+        the recent fetches and the chains), "pulse" (the status line), or None."""
+        since_table = now - self._table_at
+        if not self._saturated:
+            table = self.frames - self._table_frame >= TABLE_EVERY and since_table >= TABLE_INTERVAL
+            kind = "table" if table else "light"
+        elif self._allowance < 0:
+            return None
+        elif since_table >= TABLE_MAX_GAP_BUSY or (
+            since_table >= TABLE_INTERVAL_BUSY and self._allowance >= self._table_cost
+        ):
+            kind = "table"
+        else:
+            kind = "pulse"
+        if kind == "table":
+            self._table_frame, self._table_at = self.frames, now
+        return kind
 
     def _crawl_busy(self, now: float, spent: float) -> float:
         """The share of a core the process used since the last frame slot, the screen's
@@ -220,17 +260,12 @@ class PanelsScreen(Screen[None]):
             return 0.0
         return (cpu - cpu_then - spent) / (now - then)
 
-    def _tick(self) -> None:
+    def _tick(self, kind: str = "table") -> None:
         if not self.app.is_running:
             return  # shutting down: the widgets are being taken off the screen
         started = time.perf_counter()
         self.advance()
-        table = self.frames - self._table_frame >= TABLE_EVERY and started - self._table_at >= (
-            TABLE_INTERVAL_BUSY if self._saturated else TABLE_INTERVAL
-        )
-        if table:
-            self._table_frame, self._table_at = self.frames, started
-        self.redraw(table=table)
+        self.redraw(table=kind == "table", pulse=kind == "pulse")
         self.frames += 1
         cost = time.perf_counter() - started
         self.frame_costs.append(cost)
@@ -271,7 +306,9 @@ class PanelsScreen(Screen[None]):
     def advance(self) -> None:
         """Move the source on before a frame is drawn (a replay's clock)."""
 
-    def redraw(self, table: bool = True) -> None:
+    def redraw(self, table: bool = True, pulse: bool = False) -> None:
+        """Draw the source's state now: everything, all but the table (light), or only the
+        status line (a pulse)."""
         if not self._widgets_found:
             return
         source = self.source
@@ -280,17 +317,24 @@ class PanelsScreen(Screen[None]):
             return
         # "Suspended at" costs a walk of each task; only a frame that redraws the table
         # shows it.
-        rows = table or (self.snap is not None and self.snap.phase in OVER)
-        snap = self.snap = source.snapshot(self._table.visible_ids() if rows else ())
-        if table or snap.phase in OVER:
-            self._table.show(snap.workers, snap.elapsed)
-            self._fit_workers(self._table.row_count)
-            # Counted from the rows just drawn, so the header and the rows agree.
-            self._status.show_states(state_counts(snap.workers))
+        over = self.snap is not None and self.snap.phase in OVER
+        snap = self.snap = source.snapshot(self._table.visible_ids() if table or over else ())
         a = snap.accounting
         finished = a.done + a.failed
         over = snap.phase in OVER
         if not self.reproducible and not over and self._history.feed(snap.t, a.queued, finished):
+            self._history_shown = False
+        if pulse and not over:
+            self._show_status(snap)
+            self._refresh_bindings_if_changed(snap)
+            return
+        if table or over:
+            self._table.show(snap.workers, snap.elapsed)
+            self._fit_workers(self._table.row_count)
+            # Counted from the rows just drawn, so the header and the rows agree.
+            self._status.show_states(state_counts(snap.workers))
+        if not self._history_shown:
+            self._history_shown = True
             self._queue.show_history(self._history.queue_sizes(), self._history.throughputs())
         rate: float | None = None
         if not self.reproducible:
@@ -315,19 +359,24 @@ class PanelsScreen(Screen[None]):
             self._chains_version = chains_version
             self._chains_at = snap.t
             self._tree.show_from(source)
+        self._show_status(snap)
+        self._refresh_bindings_if_changed(snap)
+
+    def _show_status(self, snap: Snapshot) -> None:
+        a = snap.accounting
         self._status.show(
             StatusView(
                 phase=snap.phase,
                 elapsed=None if self.reproducible else snap.elapsed,
                 live_workers=snap.live_workers,
-                busy_workers=snap.accounting.held,
+                busy_workers=a.held,
                 slowmo=snap.slowmo,
                 site=self.site,
                 note=self.note,
                 delay=snap.crawl_delay,
+                pages=a.done + a.failed,
             )
         )
-        self._refresh_bindings_if_changed(snap)
 
     def moved(self) -> None:
         """After a jump in time: redraw everything now, the chains and sparklines too."""

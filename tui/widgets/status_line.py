@@ -1,4 +1,5 @@
-"""One line on top: the crawl's phase, elapsed time, workers, slow motion, and the site."""
+"""One line on top: the crawl's phase, elapsed time, pages fetched, workers, slow motion,
+and the site."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.text import printable
 from crawlscope.engine.workers import WorkerState, WorkerView
 
-from ..format import NO_FIGURE, clock
+from ..format import NO_FIGURE, clock, count
 from .text_lines import Line, Piece, wrapped
 
 PHASE_STYLE: dict[Phase, str] = {
@@ -38,6 +39,7 @@ class StatusView:
     site: str
     note: str = ""  # "quitting…", an error
     delay: str = ""  # the Crawl-delay that slows the crawl, if a host asked for one
+    pages: int | None = None  # fetches finished, done or failed; None: not shown
 
 
 StateCounts = tuple[tuple[WorkerState, int], ...]
@@ -115,6 +117,10 @@ class StatusLine(Widget):
             return tuple(pieces)
         elapsed = NO_FIGURE if view.elapsed is None else clock(view.elapsed)
         add((f"  {elapsed}", "bold"))
+        if view.pages is not None:
+            # Beside the clock: the two figures that move every frame of a busy crawl.
+            noun = "page" if view.pages == 1 else "pages"
+            add((f"   {count(view.pages)} {noun}", "bold"))
         # Modes and errors before the counts, which grow with the states there are and
         # would push them out of a narrow terminal.
         if view.slowmo:
