@@ -214,11 +214,10 @@ class PanelsScreen(Screen[None]):
             self._table_cost = spent
         self._saturated = late > interval / 2 or self._crawl_busy(now, spent) >= BUSY_CPU
         since, self._slot_at = (now - self._slot_at if self._slot_at else 0.0), now
-        if self._saturated:
-            allowance = self._allowance + since * UI_SHARE - spent
-            self._allowance = max(-MAX_GAP * UI_SHARE, min(allowance, ALLOWANCE_MAX))
-        else:
-            self._allowance = ALLOWANCE_MAX
+        # Kept on an idle loop too, where every frame is drawn whatever it says: a loop that
+        # is saturated only now and then must not find it full each time.
+        allowance = self._allowance + since * UI_SHARE - spent
+        self._allowance = max(-MAX_GAP * UI_SHARE, min(allowance, ALLOWANCE_MAX))
         kind = self._last_kind = self._frame_kind(now)
         if kind is None:
             self.frames_skipped += 1
