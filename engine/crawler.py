@@ -583,8 +583,10 @@ class Crawler:
             return shared
         return self.ledger.accounting(self.q.qsize(), held)
 
-    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
+    def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
         now = time.monotonic()
+        if not rows:
+            return self._snapshot(now, ())
         self._update_views()
         views = list(self._views.values())
         # "Suspended at" is read fresh, and only for the workers asked about.
@@ -599,11 +601,14 @@ class Crawler:
                 v.id, v.state, v.url, v.since, v.pages, v.paused, v.retiring, v.alive,
                 _where(self.workers[worker_id]),
             )  # fmt: skip
+        return self._snapshot(now, tuple(views))
+
+    def _snapshot(self, now: float, views: tuple[WorkerView, ...]) -> Snapshot:
         return Snapshot(
             t=now,
             elapsed=self.elapsed,
             phase=self.phase,
-            workers=tuple(views),
+            workers=views,
             live_workers=self._live,
             accounting=self._accounting(self._held),
             unfinished=self.unfinished,

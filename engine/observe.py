@@ -24,11 +24,13 @@ class ObservedCrawl(Protocol):
     @property
     def config(self) -> CrawlConfig: ...
 
-    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
+    def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
         """The crawl now. `where_for` names the workers whose "suspended at" to read
         (None: every worker); reading it costs a walk of the task, so a screen asks only
         for the rows it shows, and for none in a frame that leaves its rows as they were
-        (a source that reads it in another process keeps the last rows asked for)."""
+        (a source that reads it in another process keeps the last rows asked for). With
+        `rows` False the workers may be left out (`workers` empty; the counts are all
+        there): for a frame that draws only the counts."""
         ...
 
     def recent_fetches(self) -> Sequence[FetchRecord]:

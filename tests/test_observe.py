@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 from tui_support import until
 
@@ -76,3 +77,19 @@ async def test_a_screen_without_controls_offers_no_steering() -> None:
             assert screen.check_action(action, ()) is None, action
             assert not screen.action_applies(action)
         assert screen.action_applies("help")
+
+
+async def test_a_snapshot_without_rows_has_every_count_of_the_full_one() -> None:
+    async with DemoServer(DemoConfig(pages=30, latency=0.01, jitter=0.02)) as server:
+        crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=4))
+        crawl = asyncio.create_task(crawler.crawl())
+        moments = 0
+        while not crawl.done():
+            # Taken in one step of the loop: nothing moves between the two.
+            full, glance = crawler.snapshot(()), crawler.snapshot((), rows=False)
+            assert glance.workers == ()
+            assert replace(glance, workers=full.workers, t=full.t) == full
+            moments += 1
+            await asyncio.sleep(0.002)
+        await crawl
+    assert moments > 1

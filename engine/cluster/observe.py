@@ -203,7 +203,7 @@ class ClusterCrawl:
             raise RuntimeError("no process read yet: wait for `ready`")
         return self._config
 
-    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
+    def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
         snaps = [
             (self._numbers[name], Snapshot.from_plain(blob["snapshot"]))
             for name, blob in self._in_order()
@@ -216,7 +216,7 @@ class ClusterCrawl:
                 view, id=number * ID_STRIDE + view.id, since=view.since + elapsed - snap.elapsed
             )
             for number, snap in snaps
-            for view in snap.workers
+            for view in (snap.workers if rows else ())
         )
         phases = {snap.phase for _, snap in snaps}
         return Snapshot(

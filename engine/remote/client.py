@@ -84,9 +84,11 @@ class RemoteCrawl:
             raise RuntimeError("no frame from the monitor yet: wait for `ready`")
         return self._config
 
-    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
-        """The last frame. `where_for` (the rows a screen shows) is told to the monitor,
-        which reads "suspended at" for those workers in the frames that follow."""
+    def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
+        """The last frame, rows and all (they came with it). `where_for` (the rows a screen
+        shows) is told to the monitor, which reads "suspended at" for those workers in
+        the frames that follow."""
+        del rows
         if self._snap is None:
             raise RuntimeError("no frame from the monitor yet: wait for `ready`")
         if isinstance(where_for, Iterable):

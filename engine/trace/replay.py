@@ -236,7 +236,7 @@ class ReplayedCrawl:
     def recent_fetches(self) -> Sequence[FetchRecord]:
         return self._state.recent
 
-    def snapshot(self, where_for: Container[int] | None = None) -> Snapshot:
+    def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
         # A recording holds no tasks to walk: "suspended at" stays empty.
         now = self.position
         until = self.elapsed
@@ -245,6 +245,7 @@ class ReplayedCrawl:
                 w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring, w.alive,
             )
             for w in self._state.workers.values()
+            if rows
         )  # fmt: skip
         return Snapshot(
             t=now,

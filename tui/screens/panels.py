@@ -314,19 +314,25 @@ class PanelsScreen(Screen[None]):
         if source is None:
             self._status.show(StatusView(None, None, 0, 0, 0.0, self.site, self.note))
             return
+        last = self.snap
+        if pulse and last is not None:
+            # The counts without the workers' views; the keys go on reading the last
+            # full snapshot, so a change of phase makes this a full frame.
+            glance = source.snapshot((), rows=False)
+            if glance.phase is last.phase and glance.phase not in OVER:
+                self._feed_history(glance)
+                self._show_status(glance)
+                self._refresh_bindings_if_changed(glance)
+                return
+            table = True
         # "Suspended at" costs a walk of each task; only a frame that redraws the table
         # shows it.
-        over = self.snap is not None and self.snap.phase in OVER
+        over = last is not None and last.phase in OVER
         snap = self.snap = source.snapshot(self._table.visible_ids() if table or over else ())
         a = snap.accounting
         finished = a.done + a.failed
         over = snap.phase in OVER
-        if not self.reproducible and not over and self._history.feed(snap.t, a.queued, finished):
-            self._history_shown = False
-        if pulse and not over:
-            self._show_status(snap)
-            self._refresh_bindings_if_changed(snap)
-            return
+        self._feed_history(snap)
         if table or over:
             self._table.show(snap.workers, snap.elapsed)
             self._fit_workers(self._table.row_count)
@@ -360,6 +366,13 @@ class PanelsScreen(Screen[None]):
             self._tree.show_from(source)
         self._show_status(snap)
         self._refresh_bindings_if_changed(snap)
+
+    def _feed_history(self, snap: Snapshot) -> None:
+        a = snap.accounting
+        if self.reproducible or snap.phase in OVER:
+            return
+        if self._history.feed(snap.t, a.queued, a.done + a.failed):
+            self._history_shown = False
 
     def _show_status(self, snap: Snapshot) -> None:
         a = snap.accounting
