@@ -16,7 +16,7 @@ from crawlscope.engine.snapshot import Accounting, Phase
 from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.widgets.queue_panel import QueuePanel, QueueView
 from crawlscope.tui.widgets.recent_fetches import RecentFetches
-from crawlscope.tui.widgets.status_line import StatusLine, StatusView
+from crawlscope.tui.widgets.status_line import StatusLine, StatusView, changed_cells
 
 # One refresh call: the regions asked for, or None for the whole widget.
 Refreshes = list[Region | None]
@@ -146,9 +146,28 @@ async def test_the_status_line_redraws_only_when_its_text_changes() -> None:
         assert asked == []
         with refreshes(status) as asked:
             status.show(StatusView(Phase.RUNNING, 1.1, 4, 2, 0.0, site="http://demo/"))
-        assert asked == [None]
+        # The clock's last digit alone is composited and written again.
+        assert asked == [Region(16, 0, 1, 1)]
         await pilot.pause()
         assert drawn(status)[0].startswith(" RUNNING   0:01.1   4 workers")
+        with refreshes(status) as asked:
+            status.show(StatusView(Phase.RUNNING, 1.1, 4, 2, 0.0, "http://demo/", pages=999))
+        # Longer: everything after the clock moved, to the end of the line.
+        assert asked == [Region(20, 0, 80, 1)]
+        await pilot.pause()
+        assert drawn(status)[0].startswith(" RUNNING   0:01.1   999 pages   4 workers")
+        with refreshes(status) as asked:
+            status.show(StatusView(Phase.PAUSED, 1.1, 4, 2, 0.0, "http://demo/", pages=999))
+        assert asked == [Region(0, 0, 100, 1)]  # the phase's word and colours
+
+
+def test_changed_cells_counts_cells_and_colours() -> None:
+    assert changed_cells(((" 0:01.0", "bold"),), ((" 0:01.1", "bold"),)) == (6, 7)
+    assert changed_cells((("ab", ""), ("c", "red")), (("ab", ""), ("c", "blue"))) == (2, 3)
+    # A wide character before the change takes two cells.
+    assert changed_cells((("漢 1", ""),), (("漢 2", ""),)) == (3, 4)
+    # A wide character in place of a narrow one: what follows moved.
+    assert changed_cells((("a b", ""),), (("漢 b", ""),)) == (0, None)
 
 
 async def test_recent_fetches_redraw_only_the_rows_that_moved() -> None:

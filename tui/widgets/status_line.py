@@ -7,8 +7,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -17,7 +19,7 @@ from crawlscope.engine.text import printable
 from crawlscope.engine.workers import WorkerState, WorkerView
 
 from ..format import NO_FIGURE, clock, count
-from .text_lines import Line, Piece, wrapped
+from .text_lines import Line, Piece, plain_of, wrapped
 
 PHASE_STYLE: dict[Phase, str] = {
     Phase.IDLE: "bold black on grey70",
@@ -81,9 +83,17 @@ class StatusLine(Widget):
 
     def _update(self) -> None:
         line = self._pieces()
-        if line != self._line:
-            self._line = line
-            self.refresh()
+        if line == self._line:
+            return
+        old, self._line = self._line, line
+        # Most frames move only the clock and the pages: only the cells from the first to
+        # the last that changed are composited and written to the terminal again.
+        start, end = changed_cells(old, line)
+        width = self.size.width
+        if start >= width:
+            self.refresh()  # past the edge, but a word cut there may break sooner now
+        else:
+            self.refresh(Region(start, 0, (width if end is None else end) - start, 1))
 
     def render(self) -> Text:
         """The line as text (what is drawn, before it is cut to the width)."""
@@ -140,3 +150,20 @@ class StatusLine(Widget):
         # Crawled text, escaped and shown literally.
         add((printable(view.site), "dim underline"))
         return tuple(pieces)
+
+
+def changed_cells(old: Line, new: Line) -> tuple[int, int | None]:
+    """The cells [start, end) where `new` is drawn differently from `old`, text or colour;
+    end None: to the end of the line (its length changed, so what follows moved)."""
+    a = [(char, style) for text, style in old for char in text]
+    b = [(char, style) for text, style in new for char in text]
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    x = cell_len("".join(char for char, _ in b[:start]))
+    if len(a) != len(b) or cell_len(plain_of(old)) != cell_len(plain_of(new)):
+        return x, None
+    stop = len(b)
+    while stop > start and a[stop - 1] == b[stop - 1]:
+        stop -= 1
+    return x, x + cell_len("".join(char for char, _ in b[start:stop]))
