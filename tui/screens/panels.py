@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from textual import events
 from textual.app import ComposeResult
@@ -73,6 +73,10 @@ BUSY_CPU = 0.7
 # The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
 
+# What a frame draws: everything; all but the table, the recent fetches and the chains;
+# the status line alone.
+FrameKind = Literal["table", "light", "pulse"]
+
 # Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
 BOTTOM_MIN = 11
 
@@ -114,7 +118,7 @@ class PanelsScreen(Screen[None]):
         # of the last frame slot, what the last slot drew and what the last table frame cost.
         self._allowance = ALLOWANCE_MAX
         self._slot_at = 0.0
-        self._last_kind: str | None = None
+        self._last_kind: FrameKind | None = None
         self._table_cost = 0.0
         self._history = History()
         self._history_shown = True  # the sparklines show the history's last sample
@@ -230,10 +234,10 @@ class PanelsScreen(Screen[None]):
         self._frame_due = due
         self._frame_handle = loop.call_at(due, self._frame)
 
-    def _frame_kind(self, now: float) -> str | None:
-        """What this frame slot draws: "table" (everything), "light" (all but the table,
-        the recent fetches and the chains), "pulse" (the status line), or None."""
+    def _frame_kind(self, now: float) -> FrameKind | None:
+        """What this frame slot draws, or None: nothing."""
         since_table = now - self._table_at
+        kind: FrameKind
         if not self._saturated:
             table = self.frames - self._table_frame >= TABLE_EVERY and since_table >= TABLE_INTERVAL
             kind = "table" if table else "light"
@@ -259,7 +263,7 @@ class PanelsScreen(Screen[None]):
             return 0.0
         return (cpu - cpu_then - spent) / (now - then)
 
-    def _tick(self, kind: str = "table") -> None:
+    def _tick(self, kind: FrameKind = "table") -> None:
         if not self.app.is_running:
             return  # shutting down: the widgets are being taken off the screen
         started = time.perf_counter()
