@@ -30,7 +30,7 @@ class Turns:
         self._began: float | None = None
         self._batch = 1  # how many in line the next pass lets through
         self._let_at = 0.0  # when the last batch was let through; 0 with nobody in line
-        self.waited = 0  # turns that were not given at once, for the benchmarks
+        self.waited = 0  # turns that were not given at once: how much the line was used
 
     async def take(self) -> None:
         """Return when the caller may parse: at once, or after waiting in line."""

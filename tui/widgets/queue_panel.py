@@ -16,7 +16,7 @@ from textual.widgets import Label, Sparkline
 from crawlscope.engine.snapshot import Accounting, Phase
 
 from ..format import count
-from .text_lines import Line, wrapped
+from .text_lines import Line, OneLine, wrapped
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +110,7 @@ class QueueFigures(Widget):
         return Strip.blank(width, base)
 
 
-class RateLabel(Widget):
+class RateLabel(OneLine):
     """The pages/s figure beside its sparkline, set to the right: it moves nearly every
     frame, so its one line is drawn from a Strip of plain Segments."""
 
@@ -119,28 +119,17 @@ class RateLabel(Widget):
         height: 1;
     }
     """
+    RIGHT = True
 
     def __init__(self, text: str, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._text = text
-        # The strip drawn, and what it was drawn from: the text, the colours, the width.
-        self._drawn: tuple[tuple[str, Style, int], Strip] | None = None
+        self._line = ((text, ""),)
 
     def update(self, text: str) -> None:
-        if text != self._text:
-            self._text = text
+        line = ((text, ""),)
+        if line != self._line:
+            self._line = line
             self.refresh()
-
-    def render_line(self, y: int) -> Strip:
-        base = self.rich_style
-        width = self.size.width
-        if y != 0:
-            return Strip.blank(width, base)
-        key = (self._text, base, width)
-        if self._drawn is None or self._drawn[0] != key:
-            rows = wrapped(((self._text, ""),), width, base, right=True)
-            self._drawn = (key, rows[0] if rows else Strip.blank(width, base))
-        return self._drawn[1]
 
 
 class QueuePanel(Vertical):

@@ -8,18 +8,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
-from textual.strip import Strip
-from textual.widget import Widget
 
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.text import printable
 from crawlscope.engine.workers import WorkerState, WorkerView
 
 from ..format import NO_FIGURE, clock, count
-from .text_lines import Line, Piece, plain_of, wrapped
+from .text_lines import Line, OneLine, Piece, plain_of
 
 PHASE_STYLE: dict[Phase, str] = {
     Phase.IDLE: "bold black on grey70",
@@ -54,7 +51,7 @@ def state_counts(workers: Iterable[WorkerView]) -> StateCounts:
     return tuple((state, counts[state]) for state in WorkerState if counts[state])
 
 
-class StatusLine(Widget):
+class StatusLine(OneLine):
     """One line, redrawn only when its text or colours change (not when a figure it does
     not show moves), from a Strip of plain Segments."""
 
@@ -68,9 +65,7 @@ class StatusLine(Widget):
         super().__init__(id=id)
         self._view: StatusView | None = None
         self._states: StateCounts | None = None  # None: not told yet
-        self._line: Line = self._pieces()
-        # The strip drawn, and what it was drawn from: the line, the colours, the width.
-        self._drawn: tuple[tuple[Line, Style, int], Strip] | None = None
+        self._line = self._pieces()
 
     def show(self, view: StatusView) -> None:
         self._view = view
@@ -101,19 +96,6 @@ class StatusLine(Widget):
         for piece, style in self._line:
             text.append(piece, style)
         return text
-
-    def render_line(self, y: int) -> Strip:
-        base = self.rich_style
-        width = self.size.width
-        if y != 0:
-            return Strip.blank(width, base)
-        key = (self._line, base, width)
-        if self._drawn is None or self._drawn[0] != key:
-            # Too long for the width, the text is broken between words as Textual breaks
-            # it, and the line shows the first row.
-            rows = wrapped(self._line, width, base)
-            self._drawn = (key, rows[0] if rows else Strip.blank(width, base))
-        return self._drawn[1]
 
     def _pieces(self) -> Line:
         view = self._view

@@ -14,6 +14,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.content import Content
 from textual.strip import Strip
+from textual.widget import Widget
 
 Piece = tuple[str, str]  # text, and a Rich style spec ("" for none)
 Line = tuple[Piece, ...]
@@ -60,3 +61,28 @@ def _fill(strip: Strip, width: int, base: Style, right: bool) -> Strip:
     if right and strip.cell_length < width:
         return Strip([Segment(" " * (width - strip.cell_length), base), *strip], width)
     return strip.adjust_cell_length(width, base)
+
+
+class OneLine(Widget):
+    """A widget of one line of pieces (`_line`), drawn from a Strip kept until the line,
+    the colours or the width change. Too long for the width, the line is broken between
+    words as Textual breaks a Static's text, and the first row shows."""
+
+    RIGHT = False  # set to the right of its row
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._line: Line = ()
+        # The strip drawn, and what it was drawn from: the line, the colours, the width.
+        self._drawn: tuple[tuple[Line, Style, int], Strip] | None = None
+
+    def render_line(self, y: int) -> Strip:
+        base = self.rich_style
+        width = self.size.width
+        if y != 0:
+            return Strip.blank(width, base)
+        key = (self._line, base, width)
+        if self._drawn is None or self._drawn[0] != key:
+            rows = wrapped(self._line, width, base, right=self.RIGHT)
+            self._drawn = (key, rows[0] if rows else Strip.blank(width, base))
+        return self._drawn[1]
