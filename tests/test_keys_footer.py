@@ -21,12 +21,15 @@ class KeysScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.go_applies = True
+        self.go_hidden = False
 
     def compose(self) -> ComposeResult:
         yield KeysFooter()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "go":
+            if self.go_hidden:
+                return False  # not shown at all
             return True if self.go_applies else None  # None: shown greyed out
         return True
 
@@ -58,7 +61,7 @@ def go_key_greyed(footer: Footer) -> bool:
     return len(keys) == 1 and keys[0].has_class("-disabled")
 
 
-async def test_the_footer_is_rebuilt_once_and_only_when_a_key_stops_applying() -> None:
+async def test_a_key_that_stops_applying_is_greyed_out_in_place_and_a_hidden_one_rebuilds() -> None:
     app = KeysApp()
     async with app.run_test() as pilot:
         screen = app.screen
@@ -74,4 +77,19 @@ async def test_the_footer_is_rebuilt_once_and_only_when_a_key_stops_applying() -
             screen.refresh_bindings()
         await until(pilot, lambda: go_key_greyed(footer), "the go key greyed out")
         await pilot.pause()
+        assert rebuilds[0] == 0
+        assert isinstance(footer, KeysFooter) and footer.greyings == 1
+        # Greyed in place, it answers a click as a greyed key does: a bell, not the action.
+        assert [k._disabled for k in footer.query(FooterKey) if k.action == "go"] == [True]
+        screen.go_applies = True
+        screen.refresh_bindings()
+        await until(pilot, lambda: not go_key_greyed(footer), "the go key back")
+        assert rebuilds[0] == 0
+        # A key that goes out of sight changes what is shown: that takes a rebuild, once.
+        screen.go_hidden = True
+        for _ in range(5):
+            screen.refresh_bindings()
+        await until(pilot, lambda: rebuilds[0] == 1, "a rebuild")
+        await pilot.pause()
         assert rebuilds[0] == 1
+        assert "go" not in [k.action for k in footer.query(FooterKey)]

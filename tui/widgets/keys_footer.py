@@ -5,13 +5,15 @@ have changed, and a rebuild mounts a dozen widgets and lays the whole screen out
 20 to 110 ms on the crawl's loop. A screen says so often (a focus change, the first
 rows, a key that stops applying), usually with nothing visible changed; a busy loop then
 runs one rebuild after another. This one rebuilds at most once per screen refresh, and
-not at all when every key, its words and whether it applies are as already shown.
+only when the keys shown or their words change: a key that stops or starts applying is
+greyed out or back in place, and nothing at all is done when nothing shown changed.
 """
 
 from __future__ import annotations
 
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 Shown = tuple[tuple[str, str, str, bool, bool], ...]
 
@@ -32,6 +34,7 @@ class KeysFooter(Footer):
         self._shown: Shown | None = None
         self._check_pending = False
         self.rebuilds = 0  # how many times the keys were rebuilt: what the tests count
+        self.greyings = 0  # ...and greyed out or back in place, with no rebuild
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         if self._check_pending:
@@ -49,6 +52,33 @@ class KeysFooter(Footer):
         keys = shown_keys(screen)
         if keys == self._shown:
             return
+        if self._grey_in_place(keys):
+            self._shown = keys
+            return
         self._shown = keys
         self.rebuilds += 1
         super().bindings_changed(screen)
+
+    def _grey_in_place(self, keys: Shown) -> bool:
+        """When the same keys are shown and only whether they apply moved (a worker row
+        highlighted, the crawl started), grey them out or back in place: a change of
+        style, drawn without a rebuild or a layout. False if a rebuild is needed."""
+        if self._shown is None or [_but_applies(k) for k in keys] != [
+            _but_applies(k) for k in self._shown
+        ]:
+            return False
+        applies = {(key, action): enabled for key, action, _words, enabled, _show in keys}
+        widgets = [(w, applies.get((w.key, w.action))) for w in self.query(FooterKey)]
+        if not widgets or any(enabled is None for _w, enabled in widgets):
+            return False  # not the keys recorded (none yet, or a rebuild on its way)
+        for widget, enabled in widgets:
+            # _disabled is what FooterKey reads on a click (a bell, not the key).
+            widget._disabled = not enabled
+            widget.set_class(not enabled, "-disabled")
+        self.greyings += 1
+        return True
+
+
+def _but_applies(key: tuple[str, str, str, bool, bool]) -> tuple[str, str, str, bool]:
+    name, action, words, _applies, show = key
+    return (name, action, words, show)
