@@ -7,7 +7,11 @@ from tui_support import config, crawler_of, frames, until
 
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.app import CrawlScopeApp
-from crawlscope.tui.screens.panels import TABLE_INTERVAL_BUSY, TABLE_MAX_GAP_BUSY
+from crawlscope.tui.screens.panels import (
+    TABLE_EARLY_COVER,
+    TABLE_INTERVAL_BUSY,
+    TABLE_MAX_GAP_BUSY,
+)
 from crawlscope.tui.startup import LiveCrawl
 
 
@@ -39,7 +43,10 @@ async def test_a_saturated_screen_pulses_and_draws_the_table_when_its_allowance_
         assert panels._frame_kind(at + 0.1) == "pulse"
         # The table is due but the allowance does not cover it yet: the pulse goes on.
         assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "pulse"
+        # Covered once is not enough: paying for it would stop the pulses that follow.
         panels._allowance = 0.02
+        assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "pulse"
+        panels._allowance = 0.02 * TABLE_EARLY_COVER
         assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "table"
         assert panels._table_at == at + TABLE_INTERVAL_BUSY
         # Spent beyond the allowance: the slot draws nothing (and is counted skipped).
@@ -74,3 +81,20 @@ async def test_a_pulse_draws_the_status_line_alone() -> None:
         )
         assert drawn == []
         assert "pages" in status.render().plain
+
+
+async def test_a_table_frame_costs_its_tick_and_the_drawing_that_follows_it() -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=DemoConfig(pages=60, latency=0.02)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await crawler_of(pilot)
+        await frames(pilot, 2)
+        panels = app.panels
+        # No frame slot comes to take the cost: the drawing alone must bring it in.
+        assert panels._frame_handle is not None
+        panels._frame_handle.cancel()
+        panels._table_cost = 0.0
+        panels.note = "a change to draw"
+        panels._tick("table")
+        tick = panels.frame_costs[-1]
+        await until(pilot, lambda: panels._table_cost > tick, "the table frame's drawing")
+        assert panels._table_cost < panels.ui_seconds

@@ -55,12 +55,18 @@ TABLE_MAX_GAP_BUSY = 2.0
 # more ready callbacks than one pass of the loop can run in a frame's time), the screen
 # may take at most this share of the loop's time. It is kept as an allowance: each frame
 # slot adds its length times UI_SHARE, each frame takes what it cost, and a slot that
-# finds the allowance spent draws nothing. A table frame waits until the allowance
-# covers its cost. A frame's cost is all the screen spent since the frame slot before:
-# the sampling and widget updates (_tick) and Textual's drawing of what they changed
-# (layout, compositing, writing to the terminal), which is most of it. When the loop is
-# on time, every frame is drawn.
-UI_SHARE = 0.03
+# finds the allowance spent draws nothing. A frame's cost is all the screen spent since
+# the frame slot before: the sampling and widget updates (_tick) and Textual's drawing of
+# what they changed (layout, compositing, writing to the terminal), which is most of it.
+# When the loop is on time, every frame is drawn.
+#
+# In a real terminal a pulse costs about 2 ms and a table frame 20 ms. At 3% the
+# allowance paid for 10 frames a second; 4% pays for 14, a table every 2 s among them.
+UI_SHARE = 0.04
+# Pulses come first: a table frame before TABLE_MAX_GAP_BUSY waits until the allowance
+# covers its cost this many times over, so that drawing it leaves the pulses going. (At
+# once, it took what the next pulses needed: they were skipped while it was paid back.)
+TABLE_EARLY_COVER = 2.0
 # The allowance saved up at most (enough for a table frame), and the debt at most: a
 # costly frame (the first layout, a resize) is paid back within MAX_GAP, and the screen
 # never freezes for longer.
@@ -115,11 +121,13 @@ class PanelsScreen(Screen[None]):
         self._cpu_at = (0.0, 0.0)  # (loop time, process CPU seconds) at the last frame slot
         self._frame_handle: asyncio.TimerHandle | None = None
         # The budget (see UI_SHARE): loop seconds the screen may still spend, the loop time
-        # of the last frame slot, what the last slot drew and what the last table frame cost.
+        # of the last frame slot, and what the last table frame cost: its tick and its
+        # drawing, which Textual does later, often after the next frame slot. While that
+        # drawing is still to come, _table_tick holds the tick's part.
         self._allowance = ALLOWANCE_MAX
         self._slot_at = 0.0
-        self._last_kind: FrameKind | None = None
         self._table_cost = 0.0
+        self._table_tick: float | None = None
         self._history = History()
         self._history_shown = True  # the sparklines show the history's last sample
         self._chains_version: tuple[int, int] | None = None
@@ -214,15 +222,13 @@ class PanelsScreen(Screen[None]):
         late = now - self._frame_due
         self.frame_lags.append(late)
         spent, self._spent = self._spent, 0.0
-        if self._last_kind == "table":
-            self._table_cost = spent
         self._saturated = late > interval / 2 or self._crawl_busy(now, spent) >= BUSY_CPU
         since, self._slot_at = (now - self._slot_at if self._slot_at else 0.0), now
         # Kept on an idle loop too, where every frame is drawn whatever it says: a loop that
         # is saturated only now and then must not find it full each time.
         allowance = self._allowance + since * UI_SHARE - spent
         self._allowance = max(-MAX_GAP * UI_SHARE, min(allowance, ALLOWANCE_MAX))
-        kind = self._last_kind = self._frame_kind(now)
+        kind = self._frame_kind(now)
         if kind is None:
             self.frames_skipped += 1
         else:
@@ -244,7 +250,8 @@ class PanelsScreen(Screen[None]):
         elif self._allowance < 0:
             return None
         elif since_table >= TABLE_MAX_GAP_BUSY or (
-            since_table >= TABLE_INTERVAL_BUSY and self._allowance >= self._table_cost
+            since_table >= TABLE_INTERVAL_BUSY
+            and self._allowance >= self._table_cost * TABLE_EARLY_COVER
         ):
             kind = "table"
         else:
@@ -273,10 +280,19 @@ class PanelsScreen(Screen[None]):
         cost = time.perf_counter() - started
         self.frame_costs.append(cost)
         self._spend(cost)
+        if kind == "table":
+            self._table_tick = cost
 
     def _spend(self, seconds: float) -> None:
         self.ui_seconds += seconds
         self._spent += seconds
+
+    def _drawn(self, seconds: float) -> None:
+        """Textual drew the screen's changes (a refresh or a layout) in `seconds`."""
+        self._spend(seconds)
+        if self._table_tick is not None:
+            self._table_cost = self._table_tick + seconds
+            self._table_tick = None
 
     # Textual draws a frame's changes after _tick, in these two methods of Screen: timed
     # here so that the budget sees what a frame really costs the loop. They are private
@@ -292,7 +308,7 @@ class PanelsScreen(Screen[None]):
             super()._compositor_refresh()
         finally:
             self._drawing = False
-            self._spend(time.perf_counter() - started)
+            self._drawn(time.perf_counter() - started)
 
     def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
         if self._drawing:
@@ -304,7 +320,7 @@ class PanelsScreen(Screen[None]):
             super()._refresh_layout(size, scroll)
         finally:
             self._drawing = False
-            self._spend(time.perf_counter() - started)
+            self._drawn(time.perf_counter() - started)
 
     def advance(self) -> None:
         """Move the source on before a frame is drawn (a replay's clock)."""
