@@ -50,3 +50,16 @@ def test_quick_mode_writes_its_results(script: str, tmp_path: Path) -> None:
                 assert entry[kind]["pages_per_s"] > 0
             # Both crawled the same site (the baseline follows one redirect chain further).
             assert abs(entry["engine"]["pages"] - entry["baseline"]["pages"]) <= 5
+
+
+def test_a_ratio_pairs_the_two_crawls_of_each_round() -> None:
+    from bench.common import paired_ratios
+
+    rows = [
+        {"round": 1, "mode": "tui", "wall_s": 10.0},
+        {"round": 1, "mode": "headless", "wall_s": 9.0},
+        {"round": 2, "mode": "headless", "wall_s": 18.0},  # a busy minute slows both
+        {"round": 2, "mode": "tui", "wall_s": 20.0},
+        {"round": 3, "mode": "tui", "wall_s": 12.0},  # its headless crawl never ran
+    ]
+    assert paired_ratios(rows, "wall_s", "headless", "tui") == [0.9, 0.9]
