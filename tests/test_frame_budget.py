@@ -8,6 +8,7 @@ from tui_support import config, crawler_of, frames, until
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.screens.panels import (
+    ALLOWANCE_MAX,
     TABLE_EARLY_COVER,
     TABLE_INTERVAL_BUSY,
     TABLE_MAX_GAP_BUSY,
@@ -98,3 +99,18 @@ async def test_a_table_frame_costs_its_tick_and_the_drawing_that_follows_it() ->
         tick = panels.frame_costs[-1]
         await until(pilot, lambda: panels._table_cost > tick, "the table frame's drawing")
         assert panels._table_cost < panels.ui_seconds
+
+
+async def test_a_crawl_starts_with_a_full_allowance_whatever_building_the_screen_cost() -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=DemoConfig(pages=30)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await crawler_of(pilot)
+        panels = app.panels
+        source = panels.source
+        assert source is not None
+        # As if the screen's mounting and first layout had just been paid for.
+        panels._allowance = -0.02
+        panels.observe(source, panels.site)
+        # What the frame observe() draws is charged at the next slot; nothing from before.
+        assert panels._allowance == ALLOWANCE_MAX
+        assert panels._frame_kind(0.0) is not None

@@ -194,6 +194,10 @@ class PanelsScreen(Screen[None]):
         """Start drawing `source` (now, or once mounted if called before)."""
         self.source = source
         self.site = site
+        # Building the screen (mounting, the first layout: 100 to 200 ms) took nothing from
+        # this crawl, which had not started: its frames start with a full allowance, not
+        # with that debt to pay back by skipping its first half second.
+        self._allowance, self._spent = ALLOWANCE_MAX, 0.0
         if self._widgets_found:
             self._show_origin()
             # A frame now, not at the timer's next turn: the keys that apply are read from
