@@ -3,6 +3,10 @@ Textual's drawing of what they changed, which is most of it."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
+from textual.pilot import Pilot
 from tui_support import config, crawler_of, frames, until
 
 from crawlscope.engine.sites.demo import DemoConfig
@@ -12,6 +16,7 @@ from crawlscope.tui.screens.panels import (
     TABLE_EARLY_COVER,
     TABLE_INTERVAL_BUSY,
     TABLE_MAX_GAP_BUSY,
+    PanelsScreen,
 )
 from crawlscope.tui.startup import LiveCrawl
 
@@ -60,15 +65,22 @@ async def test_a_saturated_screen_pulses_and_draws_the_table_when_its_allowance_
         assert panels._frame_kind(at + TABLE_MAX_GAP_BUSY) == "table"
 
 
-async def test_a_pulse_draws_the_status_line_alone() -> None:
+@contextlib.asynccontextmanager
+async def frames_by_hand() -> AsyncIterator[tuple[Pilot[None], PanelsScreen]]:
+    """A crawl on screen whose frame timer is stopped: the frames that follow are the
+    test's own, drawn by hand."""
     app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=DemoConfig(pages=60, latency=0.02)))
     async with app.run_test(size=(120, 40)) as pilot:
         await crawler_of(pilot)
         await frames(pilot, 2)
         panels = app.panels
-        # The frames below are this test's alone.
         assert panels._frame_handle is not None
         panels._frame_handle.cancel()
+        yield pilot, panels
+
+
+async def test_a_pulse_draws_the_status_line_alone() -> None:
+    async with frames_by_hand() as (pilot, panels):
         drawn: list[str] = []
         for name in ("_table", "_queue", "_recent"):
             widget = getattr(panels, name)
@@ -85,14 +97,8 @@ async def test_a_pulse_draws_the_status_line_alone() -> None:
 
 
 async def test_a_table_frame_costs_its_tick_and_the_drawing_that_follows_it() -> None:
-    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=DemoConfig(pages=60, latency=0.02)))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await crawler_of(pilot)
-        await frames(pilot, 2)
-        panels = app.panels
-        # No frame slot comes to take the cost: the drawing alone must bring it in.
-        assert panels._frame_handle is not None
-        panels._frame_handle.cancel()
+    # No frame slot comes to take the cost: the drawing alone must bring it in.
+    async with frames_by_hand() as (pilot, panels):
         panels._table_cost = 0.0
         panels.note = "a change to draw"
         panels._tick("table")
