@@ -52,12 +52,10 @@ class KeysFooter(Footer):
         keys = shown_keys(screen)
         if keys == self._shown:
             return
-        if self._grey_in_place(keys):
-            self._shown = keys
-            return
+        if not self._grey_in_place(keys):
+            self.rebuilds += 1
+            super().bindings_changed(screen)
         self._shown = keys
-        self.rebuilds += 1
-        super().bindings_changed(screen)
 
     def _grey_in_place(self, keys: Shown) -> bool:
         """When the same keys are shown and only whether they apply moved (a worker row
