@@ -6,7 +6,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+import pytest
+from textual._styles_cache import StylesCache
+from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.strip import Strip
+from textual.widget import Widget
 from tui_support import config, crawler_of, frames, until
 
 from crawlscope.engine.sites.demo import DemoConfig
@@ -65,11 +70,17 @@ async def test_a_saturated_screen_pulses_and_draws_the_table_when_its_allowance_
         assert panels._frame_kind(at + TABLE_MAX_GAP_BUSY) == "table"
 
 
+# A short crawl, slowed down enough to be on screen for a few hand-drawn frames.
+SHORT_SITE = DemoConfig(pages=60, latency=0.02)
+
+
 @contextlib.asynccontextmanager
-async def frames_by_hand() -> AsyncIterator[tuple[Pilot[None], PanelsScreen]]:
+async def frames_by_hand(
+    site: DemoConfig = SHORT_SITE,
+) -> AsyncIterator[tuple[Pilot[None], PanelsScreen]]:
     """A crawl on screen whose frame timer is stopped: the frames that follow are the
     test's own, drawn by hand."""
-    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=DemoConfig(pages=60, latency=0.02)))
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=site))
     async with app.run_test(size=(120, 40)) as pilot:
         await crawler_of(pilot)
         await frames(pilot, 2)
@@ -94,6 +105,31 @@ async def test_a_pulse_draws_the_status_line_alone() -> None:
         )
         assert drawn == []
         assert "pages" in status.render().plain
+
+
+async def test_a_pulse_styles_the_status_line_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Textual renders again every widget whose clip holds a changed cell: the screen, the
+    # panels' grid and the footer as well as the status line. Blank, they cost no styling.
+    styled: list[str] = []
+    render_widget = StylesCache.render_widget
+
+    def counting(cache: StylesCache, widget: Widget, crop: Region) -> list[Strip]:
+        styled.append(type(widget).__name__)
+        return render_widget(cache, widget, crop)
+
+    # A crawl that outlasts the test: its end would draw everything.
+    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
+        await pilot.pause()  # the last frame drawn
+        monkeypatch.setattr(StylesCache, "render_widget", counting)
+        status = panels._status
+        first = status.render().plain
+        await until(
+            pilot,
+            lambda: panels.redraw(table=False, pulse=True) or status.render().plain != first,
+            "the status line to move",
+        )
+        await until(pilot, lambda: styled, "the pulse to be drawn")
+        assert set(styled) == {"StatusLine"}
 
 
 async def test_a_table_frame_costs_its_tick_and_the_drawing_that_follows_it() -> None:

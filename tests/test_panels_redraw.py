@@ -17,6 +17,7 @@ from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.widgets.queue_panel import QueuePanel, QueueView
 from crawlscope.tui.widgets.recent_fetches import RecentFetches
 from crawlscope.tui.widgets.status_line import StatusLine, StatusView, changed_cells
+from crawlscope.tui.widgets.text_lines import base_style
 
 # One refresh call: the regions asked for, or None for the whole widget.
 Refreshes = list[Region | None]
@@ -199,3 +200,28 @@ async def test_recent_fetches_redraw_only_the_rows_that_moved() -> None:
             "200   1.2k 0.25s http://h/1",
         ]
         assert built == ["http://h/3"]  # the other rows were drawn from their kept strips
+
+
+async def test_a_theme_change_recolours_the_lines_drawn_from_kept_styles() -> None:
+    # The panels draw on base_style, which Textual keeps until a widget's own styles
+    # change; their background here is the screen's, which a theme changes.
+    app = Panels()
+    async with app.run_test(size=(100, 30)) as pilot:
+        widgets = [
+            app.query_one(StatusLine),
+            app.query_one(QueuePanel),
+            app.query_one(RecentFetches),
+        ]
+        app.query_one(StatusLine).show(StatusView(Phase.RUNNING, 1.0, 4, 2, 0.0, "site"))
+        await pilot.pause()
+        before = [base_style(w) for w in widgets]
+        assert before == [w.rich_style for w in widgets]
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await pilot.pause()
+        after = [base_style(w) for w in widgets]
+        assert after == [w.rich_style for w in widgets]
+        assert all(a.bgcolor != b.bgcolor for a, b in zip(after, before, strict=True))
+        # Past the text, the line is its background.
+        *_, end = app.query_one(StatusLine).render_line(0)
+        assert not end.text.strip() and end.style is not None
+        assert end.style.bgcolor == after[0].bgcolor

@@ -29,6 +29,9 @@ def shown_keys(screen: Screen[object]) -> Shown:
 
 
 class KeysFooter(Footer):
+    # Its keys are widgets of their own; it draws only its background (see PanelsScreen).
+    BLANK = True
+
     def __init__(self) -> None:
         super().__init__()
         self._shown: Shown | None = None

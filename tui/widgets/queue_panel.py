@@ -16,7 +16,7 @@ from textual.widgets import Label, Sparkline
 from crawlscope.engine.snapshot import Accounting, Phase
 
 from ..format import count
-from .text_lines import Line, OneLine, wrapped
+from .text_lines import Line, OneLine, base_style, wrapped
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ class QueueFigures(Widget):
         return rows
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        look = (self.rich_style, self.size.width)
+        look = (base_style(self), self.size.width)
         if look != self._look:
             self._look = look
             self._rows_by_line.clear()

@@ -15,7 +15,7 @@ from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.text import printable
 
 from ..format import NO_FIGURE, duration, short_url, size
-from .text_lines import Line, Piece, strip_of
+from .text_lines import Line, Piece, base_style, strip_of
 
 _STATUS_STYLE = {2: "green", 3: "cyan", 4: "yellow"}
 # Plain: drawn through Rich's Text.render, its "dim italic" never showed.
@@ -70,7 +70,7 @@ class RecentFetches(Widget):
         self._newest = None
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        look = (self.rich_style, self.size.width, self.origin, self.frozen)
+        look = (base_style(self), self.size.width, self.origin, self.frozen)
         if look != self._look:
             self._look = look
             self._lines.clear()

@@ -32,6 +32,7 @@ from crawlscope.engine.text import printable
 
 from ..format import short_url
 from .cursor_lines import CursorLines
+from .text_lines import base_style
 
 # More chains than this are summed up in one line; the report lists them all.
 MAX_CHAINS = 300
@@ -331,7 +332,7 @@ class RedirectTree(CursorLines):
         return super().render_lines(crop)
 
     def _update_look(self) -> None:
-        base = self.rich_style
+        base = base_style(self)
         guides = base + self.get_component_rich_style("redirect-tree--guides", partial=True)
         cursor = base + self.get_component_rich_style("redirect-tree--cursor", partial=True)
         look = (base, guides, cursor, self.size.width)

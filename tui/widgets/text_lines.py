@@ -25,6 +25,13 @@ def style_of(spec: str) -> Style:
     return Style.parse(spec) if spec else Style()
 
 
+def base_style(widget: Widget) -> Style:
+    """The colours `widget` draws its text on. Widget.rich_style walks every ancestor's
+    styles on each call (30 us, which a pulse frame cannot spare); visual_style is the same
+    style, kept until the widget's styles change (a theme change restyles every widget)."""
+    return widget.visual_style.rich_style
+
+
 def strip_of(line: Line, base: Style) -> Strip:
     """`line` on `base` (the widget's own colours), as long as its text."""
     return Strip([Segment(text, base + style_of(spec)) for text, spec in line if text])
@@ -77,7 +84,7 @@ class OneLine(Widget):
         self._drawn: tuple[tuple[Line, Style, int], Strip] | None = None
 
     def render_line(self, y: int) -> Strip:
-        base = self.rich_style
+        base = base_style(self)
         width = self.size.width
         if y != 0:
             return Strip.blank(width, base)

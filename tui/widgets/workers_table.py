@@ -26,6 +26,7 @@ from crawlscope.engine.workers import BUSY, WorkerState, WorkerView
 
 from ..format import NO_FIGURE, duration, short_url, state_style
 from .cursor_lines import CursorLines
+from .text_lines import base_style
 
 # (label, width, right-aligned); "where" and "url" share the width left over.
 _FIXED = (("#", 3, True), ("state", 10, False), ("for", 6, True), ("pages", 5, True))
@@ -234,7 +235,7 @@ class WorkersTable(CursorLines):
         return super().render_lines(crop)
 
     def _update_look(self) -> None:
-        base = self.rich_style
+        base = base_style(self)
         cursor = base + self.get_component_rich_style("workers-table--cursor", partial=True)
         header = base + self.get_component_rich_style("workers-table--header", partial=True)
         look = (base, cursor, header, self.size.width, self._where_width, self._url_width)
