@@ -45,6 +45,26 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """The machine's CPU ticks since boot, (stolen, all), from /proc/stat; (0, 0) where
+    there is none. On a virtual machine "stolen" is time its host gave to other guests:
+    what makes one crawl here slower than the same crawl a minute later."""
+    try:
+        with open("/proc/stat", encoding="utf-8") as f:
+            fields = f.readline().split()
+    except OSError:
+        return (0, 0)
+    # user nice system idle iowait irq softirq steal (guest time is within user already)
+    ticks = [int(x) for x in fields[1:9]]
+    return (ticks[7] if len(ticks) == 8 else 0, sum(ticks))
+
+
+def stolen_share(before: tuple[int, int], after: tuple[int, int]) -> float | None:
+    """The share of the machine's CPU time its host took between two cpu_ticks()."""
+    ticks = after[1] - before[1]
+    return (after[0] - before[0]) / ticks if ticks > 0 else None
+
+
 def _mem_total_gib() -> float | None:
     try:
         with open("/proc/meminfo", encoding="utf-8") as f:

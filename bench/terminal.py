@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO
+from bench.common import REPO, cpu_ticks, stolen_share
 
 SIZE = (160, 48)  # columns, rows: a big terminal window, about 40 worker rows shown
 FINISHED = b"FINISHED"
@@ -54,12 +54,13 @@ def children_cpu() -> float:
 
 def run_headless(url: str, workers: int, timeout: float = 600.0) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "crawlscope.tui", "crawl", "-q", url, *crawl_options(workers)]
-    t0, c0 = time.perf_counter(), children_cpu()
+    t0, c0, s0 = time.perf_counter(), children_cpu(), cpu_ticks()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, timeout=timeout, check=False)
-    wall = time.perf_counter() - t0
+    wall, stolen = time.perf_counter() - t0, stolen_share(s0, cpu_ticks())
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-2000:]!r}")
-    return {"mode": "headless", "workers": workers, "wall_s": wall, "cpu_s": children_cpu() - c0}
+    cpu = children_cpu() - c0
+    return {"mode": "headless", "workers": workers, "wall_s": wall, "cpu_s": cpu, "stolen": stolen}
 
 
 def run_tui(url: str, workers: int, timeout: float = 600.0) -> dict[str, Any]:
@@ -72,7 +73,7 @@ def run_tui(url: str, workers: int, timeout: float = 600.0) -> dict[str, Any]:
         cols, rows = SIZE
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor"}
-        t0, c0 = time.perf_counter(), children_cpu()
+        t0, c0, s0 = time.perf_counter(), children_cpu(), cpu_ticks()
         proc = subprocess.Popen(
             cmd,
             cwd=REPO,
@@ -86,7 +87,7 @@ def run_tui(url: str, workers: int, timeout: float = 600.0) -> dict[str, Any]:
         try:
             updates = [0]
             shown, drawn = _read_until_finished(master, proc, t0 + timeout, updates)
-            wall = time.perf_counter() - t0
+            wall, stolen = time.perf_counter() - t0, stolen_share(s0, cpu_ticks())
             os.write(master, b"q")
             _drain_until_exit(master, proc, time.perf_counter() + 60)
         finally:
@@ -106,6 +107,8 @@ def run_tui(url: str, workers: int, timeout: float = 600.0) -> dict[str, Any]:
         "wall_s": wall,
         # Start to exit: with the quit after FINISHED and the report (a fraction of a second).
         "cpu_s": cpu,
+        # The share of the machine's CPU time its host took while this crawl ran.
+        "stolen": stolen,
         "bytes_drawn": drawn,
         "screen_updates": updates[0],
         **app,

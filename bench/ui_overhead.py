@@ -126,7 +126,8 @@ def measure_terminal(args: Any) -> dict[str, Any]:
                     )
                     print(
                         f"  {workers:4d} workers  round {rnd + 1}  {mode:8s}"
-                        f" {row['wall_s']:6.2f} s  {row['pages_per_s']:6.0f} pages/s{extra}"
+                        f" {row['wall_s']:6.2f} s  {row['pages_per_s']:6.0f} pages/s"
+                        f"  host took {_share(row['stolen'])}{extra}"
                     )
             mine = [r for r in crawls if r["workers"] == workers]
             tui = [r for r in mine if r["mode"] == "tui"]
@@ -151,6 +152,13 @@ def measure_terminal(args: Any) -> dict[str, Any]:
             entry["headless_cpu_s"] = median(r["cpu_s"] for r in headless)
             entry["tui_cpu_s"] = median(r["cpu_s"] for r in tui)
             entry["cpu_ratio"] = median(paired_ratios(mine, "cpu_s", "headless", "tui"))
+            # How much of the machine its host took during each crawl, each round's
+            # headless and TUI crawl: a round whose two crawls met different shares
+            # measured the machine as much as the TUI.
+            stolen = {(r["round"], r["mode"]): r["stolen"] for r in mine}
+            entry["stolen"] = [
+                [stolen[rnd + 1, "headless"], stolen[rnd + 1, "tui"]] for rnd in range(args.rounds)
+            ]
             summary[str(workers)] = entry
     for row in crawls:
         row.pop("frame_costs_ms", None)  # summarised above; thousands of numbers
@@ -165,6 +173,10 @@ def measure_terminal(args: Any) -> dict[str, Any]:
     result = {"summary": summary, "crawls": crawls, "notes": notes, "rounds": args.rounds}
     print_terminal(result)
     return result
+
+
+def _share(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0%}"
 
 
 def _frame_figures(row: dict[str, Any]) -> None:
@@ -182,14 +194,16 @@ def print_terminal(result: dict[str, Any]) -> None:
     print(f"\nin a real terminal, median of {result['rounds']} round(s)")
     headers = ["workers", "headless s", "TUI s", "TUI/headless", "each round",
                f">= {TARGET_TERMINAL}x", "by CPU s", "frames/s", "skipped/s", "_tick ms",
-               "_tick p99", "UI share", "updates/s", "KB/s"]  # fmt: skip
+               "_tick p99", "UI share", "updates/s", "KB/s",
+               "host took, each round (headless/TUI)"]  # fmt: skip
     lines = [
         [e["workers"], e["headless_wall_s"], e["tui_wall_s"], f"{e['ratio']:.2f}x",
          " ".join(f"{r:.2f}" for r in e["ratios"]),
          "met" if e["ratio"] >= TARGET_TERMINAL else "NOT met", f"{e['cpu_ratio']:.2f}x",
          e["tui_fps"],
          e["tui_skipped_per_s"], e["tui_frame_ms_mean"], e["tui_frame_ms_p99"],
-         f"{e['tui_ui_share']:.1%}", e["tui_screen_updates_per_s"], e["tui_bytes_per_s"] / 1000]
+         f"{e['tui_ui_share']:.1%}", e["tui_screen_updates_per_s"], e["tui_bytes_per_s"] / 1000,
+         " ".join(f"{_share(h)}/{_share(t)}" for h, t in e["stolen"])]
         for e in result["summary"].values()
     ]  # fmt: skip
     print(table(headers, lines))

@@ -63,3 +63,13 @@ def test_a_ratio_pairs_the_two_crawls_of_each_round() -> None:
         {"round": 3, "mode": "tui", "wall_s": 12.0},  # its headless crawl never ran
     ]
     assert paired_ratios(rows, "wall_s", "headless", "tui") == [0.9, 0.9]
+
+
+def test_the_host_s_share_is_read_between_two_readings_of_the_machine_s_ticks() -> None:
+    from bench.common import cpu_ticks, stolen_share
+
+    # 20 of 100 ticks taken by the host; no ticks at all: no figure rather than 0/0.
+    assert stolen_share((10, 1000), (30, 1100)) == 0.2
+    assert stolen_share((0, 0), (0, 0)) is None
+    stolen, ticks = cpu_ticks()
+    assert ticks > 0 and 0 <= stolen <= ticks  # this machine has a /proc/stat
