@@ -305,6 +305,30 @@ def paired_ratios(rows: Sequence[dict[str, Any]], value: str, over: str, under: 
     return [pair[over] / pair[under] for pair in pairs]
 
 
+def ratio_at_equal_steal(
+    rows: Sequence[dict[str, Any]], value: str, over: str, under: str
+) -> float | None:
+    """The paired ratio (see paired_ratios) a round would give if the host had taken the
+    same share of the machine (each row's "stolen") during both of its crawls: the
+    intercept of the least-squares line through (under's share - over's, ratio). An
+    estimate, beside the median and never instead of it; None with fewer than three
+    rounds or shares that never differ."""
+    by_round: dict[object, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        by_round.setdefault(row["round"], {})[row["mode"]] = row
+    points = [
+        (pair[under]["stolen"] - pair[over]["stolen"], pair[over][value] / pair[under][value])
+        for pair in by_round.values()
+        if over in pair
+        and under in pair
+        and None not in (pair[over].get("stolen"), pair[under].get("stolen"))
+    ]
+    if len(points) < 3 or len({x for x, _ in points}) < 2:
+        return None
+    xs, ys = zip(*points, strict=True)
+    return statistics.linear_regression(xs, ys).intercept
+
+
 def percentile(sorted_values: Sequence[float], p: float) -> float:
     """The p-th percentile (0..100) by nearest rank; the data must be sorted."""
     if not sorted_values:

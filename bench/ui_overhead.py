@@ -29,6 +29,7 @@ from bench.common import (
     median,
     paired_ratios,
     parser,
+    ratio_at_equal_steal,
     table,
     write_results,
 )
@@ -155,6 +156,7 @@ def measure_terminal(args: Any) -> dict[str, Any]:
             # How much of the machine its host took during each crawl, each round's
             # headless and TUI crawl: a round whose two crawls met different shares
             # measured the machine as much as the TUI.
+            entry["ratio_at_equal_steal"] = ratio_at_equal_steal(mine, "wall_s", "headless", "tui")
             stolen = {(r["round"], r["mode"]): r["stolen"] for r in mine}
             entry["stolen"] = [
                 [stolen[rnd + 1, "headless"], stolen[rnd + 1, "tui"]] for rnd in range(args.rounds)
@@ -195,7 +197,8 @@ def print_terminal(result: dict[str, Any]) -> None:
     headers = ["workers", "headless s", "TUI s", "TUI/headless", "each round",
                f">= {TARGET_TERMINAL}x", "by CPU s", "frames/s", "skipped/s", "_tick ms",
                "_tick p99", "UI share", "updates/s", "KB/s",
-               "host took, each round (headless/TUI)"]  # fmt: skip
+               "host took, each round (headless/TUI)",
+               "TUI/headless at equal host share (fit)"]  # fmt: skip
     lines = [
         [e["workers"], e["headless_wall_s"], e["tui_wall_s"], f"{e['ratio']:.2f}x",
          " ".join(f"{r:.2f}" for r in e["ratios"]),
@@ -203,7 +206,8 @@ def print_terminal(result: dict[str, Any]) -> None:
          e["tui_fps"],
          e["tui_skipped_per_s"], e["tui_frame_ms_mean"], e["tui_frame_ms_p99"],
          f"{e['tui_ui_share']:.1%}", e["tui_screen_updates_per_s"], e["tui_bytes_per_s"] / 1000,
-         " ".join(f"{_share(h)}/{_share(t)}" for h, t in e["stolen"])]
+         " ".join(f"{_share(h)}/{_share(t)}" for h, t in e["stolen"]),
+         "?" if e["ratio_at_equal_steal"] is None else f"{e['ratio_at_equal_steal']:.2f}x"]
         for e in result["summary"].values()
     ]  # fmt: skip
     print(table(headers, lines))

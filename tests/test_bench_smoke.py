@@ -73,3 +73,21 @@ def test_the_host_s_share_is_read_between_two_readings_of_the_machine_s_ticks() 
     assert stolen_share((0, 0), (0, 0)) is None
     stolen, ticks = cpu_ticks()
     assert ticks > 0 and 0 <= stolen <= ticks  # this machine has a /proc/stat
+
+
+def test_the_ratio_at_equal_steal_is_the_fit_s_value_where_both_crawls_lost_the_same() -> None:
+    from bench.common import ratio_at_equal_steal
+
+    # Each point of share the TUI's crawl lost beyond the headless one costs it 2% here.
+    rows = []
+    for rnd, (headless_share, tui_share) in enumerate([(0.01, 0.01), (0.01, 0.06), (0.05, 0.02)]):
+        ratio = 0.95 - 2 * (tui_share - headless_share)
+        rows += [
+            {"round": rnd, "mode": "headless", "wall_s": 20 * ratio, "stolen": headless_share},
+            {"round": rnd, "mode": "tui", "wall_s": 20.0, "stolen": tui_share},
+        ]
+    assert round(ratio_at_equal_steal(rows, "wall_s", "headless", "tui") or 0, 6) == 0.95
+    # Two rounds, or shares that never differ, fit no line.
+    assert ratio_at_equal_steal(rows[:4], "wall_s", "headless", "tui") is None
+    same = [dict(row, stolen=0.02) for row in rows]
+    assert ratio_at_equal_steal(same, "wall_s", "headless", "tui") is None
