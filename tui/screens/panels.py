@@ -62,7 +62,7 @@ TABLE_MAX_GAP_BUSY = 2.0
 #
 # In a real terminal a pulse costs about 1.2 ms (2 ms before the screen, the panels' grid
 # and the footer were blank: see PanelsScreen.BLANK) and a table frame 20 to 30 ms. 3.5%
-# pays for 14 to 15 frames a second, a table among them every 1 to 2 s; 3% fell to 11 on
+# pays for 13 to 15 frames a second, a table among them every 1 to 2 s; 3% fell to 11 on
 # a crawl the machine slowed down, where every frame costs more.
 UI_SHARE = 0.035
 # Pulses come first: a table frame before TABLE_MAX_GAP_BUSY waits until the allowance
