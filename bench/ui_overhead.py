@@ -153,14 +153,14 @@ def measure_terminal(args: Any) -> dict[str, Any]:
             entry["headless_cpu_s"] = median(r["cpu_s"] for r in headless)
             entry["tui_cpu_s"] = median(r["cpu_s"] for r in tui)
             entry["cpu_ratio"] = median(paired_ratios(mine, "cpu_s", "headless", "tui"))
-            # How much of the machine its host took during each crawl, each round's
-            # headless and TUI crawl: a round whose two crawls met different shares
-            # measured the machine as much as the TUI.
-            entry["ratio_at_equal_steal"] = ratio_at_equal_steal(mine, "wall_s", "headless", "tui")
+            # How much of the machine its host took during each round's headless and TUI
+            # crawl: a round whose two crawls met different shares measured the machine
+            # as much as the TUI. The fit estimates the ratio with that taken out.
             stolen = {(r["round"], r["mode"]): r["stolen"] for r in mine}
             entry["stolen"] = [
                 [stolen[rnd + 1, "headless"], stolen[rnd + 1, "tui"]] for rnd in range(args.rounds)
             ]
+            entry["ratio_at_equal_steal"] = ratio_at_equal_steal(mine, "wall_s", "headless", "tui")
             summary[str(workers)] = entry
     for row in crawls:
         row.pop("frame_costs_ms", None)  # summarised above; thousands of numbers

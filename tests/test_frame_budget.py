@@ -90,21 +90,25 @@ async def frames_by_hand(
         yield pilot, panels
 
 
+async def pulse_until_the_status_line_moves(pilot: Pilot[None], panels: PanelsScreen) -> None:
+    status = panels._status
+    first = status.render().plain
+    await until(
+        pilot,
+        lambda: panels.redraw(table=False, pulse=True) or status.render().plain != first,
+        "the status line to move",
+    )
+
+
 async def test_a_pulse_draws_the_status_line_alone() -> None:
     async with frames_by_hand() as (pilot, panels):
         drawn: list[str] = []
         for name in ("_table", "_queue", "_recent"):
             widget = getattr(panels, name)
             widget.show = lambda *_args, name=name, **_kw: drawn.append(name)
-        status = panels._status
-        first = status.render().plain
-        await until(
-            pilot,
-            lambda: panels.redraw(table=False, pulse=True) or status.render().plain != first,
-            "the status line to move",
-        )
+        await pulse_until_the_status_line_moves(pilot, panels)
         assert drawn == []
-        assert "pages" in status.render().plain
+        assert "pages" in panels._status.render().plain
 
 
 async def test_a_pulse_styles_the_status_line_alone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -121,13 +125,7 @@ async def test_a_pulse_styles_the_status_line_alone(monkeypatch: pytest.MonkeyPa
     async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
         await pilot.pause()  # the last frame drawn
         monkeypatch.setattr(StylesCache, "render_widget", counting)
-        status = panels._status
-        first = status.render().plain
-        await until(
-            pilot,
-            lambda: panels.redraw(table=False, pulse=True) or status.render().plain != first,
-            "the status line to move",
-        )
+        await pulse_until_the_status_line_moves(pilot, panels)
         await until(pilot, lambda: styled, "the pulse to be drawn")
         assert set(styled) == {"StatusLine"}
 
