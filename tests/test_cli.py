@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import gc
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.records import FIELDS
-from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.tui.headless import run_headless
 from helpers import demo_site_process, expected, run_cli
 
 
@@ -87,3 +92,19 @@ def test_demo_site_refuses_a_port_in_use(demo_site: str) -> None:
     result = run_cli("demo-site", "--port", port)
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+async def test_a_headless_crawl_keeps_its_starting_heap_from_the_collector(
+    demo: DemoServer,
+) -> None:
+    """What existed before the crawl is frozen while it runs (the collector's full passes
+    skip it) and handed back after, so that a process running crawls one after another
+    does not pile up a heap the collector never sees."""
+    crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=4))
+    frozen_during: list[int] = []
+    crawler.ledger.record_listeners.append(lambda _r: frozen_during.append(gc.get_freeze_count()))
+    before = gc.get_freeze_count()
+    status = await run_headless(crawler, quiet=True, out=io.StringIO(), err=io.StringIO())
+    assert status == 0
+    assert frozen_during and min(frozen_during) > before
+    assert gc.get_freeze_count() == before
