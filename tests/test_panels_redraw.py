@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from rich.segment import Segment
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
@@ -225,3 +226,31 @@ async def test_a_theme_change_recolours_the_lines_drawn_from_kept_styles() -> No
         *_, end = app.query_one(StatusLine).render_line(0)
         assert not end.text.strip() and end.style is not None
         assert end.style.bgcolor == after[0].bgcolor
+
+
+def through_styles_cache(widget: Widget, crop: Region) -> list[list[Segment]]:
+    """`widget`'s lines as Textual's StylesCache draws them (Widget.render_lines)."""
+    widget._styles_cache.clear()
+    return [list(strip) for strip in widget._styles_cache.render_widget(widget, crop)]
+
+
+async def test_a_bare_line_draws_what_the_styles_cache_would() -> None:
+    app = Panels()
+    async with app.run_test(size=(100, 30)) as pilot:
+        status = app.query_one(StatusLine)
+        # ANSI colours (the phase's word): the app's filter turns them into the theme's.
+        status.show(StatusView(Phase.RUNNING, 1.0, 4, 2, 0.0, "http://demo/", pages=12))
+        await pilot.pause()
+        for theme in ("textual-dark", "textual-light"):
+            app.theme = theme
+            await pilot.pause()
+            for crop in (Region(0, 0, 100, 1), Region(16, 0, 9, 1), Region(90, 0, 10, 1)):
+                fast = [list(strip) for strip in status.render_lines(crop)]
+                assert fast == through_styles_cache(status, crop), (theme, crop)
+        # Padding is the StylesCache's to draw: the line steps aside for it.
+        status.styles.padding = (0, 2)
+        await pilot.pause()
+        whole = Region(0, 0, 100, 1)
+        padded = [list(strip) for strip in status.render_lines(whole)]
+        assert padded == through_styles_cache(status, whole)
+        assert "".join(s.text for s in padded[0]).startswith("   RUNNING ")

@@ -13,6 +13,7 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.content import Content
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -70,6 +71,21 @@ def _fill(strip: Strip, width: int, base: Style, right: bool) -> Strip:
     return strip.adjust_cell_length(width, base)
 
 
+def bare(widget: Widget) -> bool:
+    """Whether `widget`'s lines are its content alone: no border, outline or padding, no
+    tint, hatch or opacity, all of which Textual's StylesCache would draw. (It also styles
+    a hovered link; the lines here have none.)"""
+    styles = widget.styles
+    return (
+        not any(styles.gutter)
+        and not any(edge for edge, _ in styles.outline)
+        and not styles.tint.a
+        and styles.opacity == 1.0
+        and styles.text_opacity == 1.0
+        and (not styles.has_rule("hatch") or styles.hatch == "none")
+    )
+
+
 class OneLine(Widget):
     """A widget of one line of pieces (`_line`), drawn from a Strip kept until the line,
     the colours or the width change. Too long for the width, the line is broken between
@@ -82,6 +98,21 @@ class OneLine(Widget):
         self._line: Line = ()
         # The strip drawn, and what it was drawn from: the line, the colours, the width.
         self._drawn: tuple[tuple[Line, Style, int], Strip] | None = None
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Textual's StylesCache builds each line again around its content (a border,
+        padding, tint, opacity; 0.3 ms for the status line's one line, on every pulse). A
+        line with none of them is the kept strip itself, put through the app's filters
+        (the theme's colours for ANSI ones, NO_COLOR) and cut to the crop, as there."""
+        if self.size.height != 1 or not bare(self):
+            return super().render_lines(crop)
+        strip = self.render_line(0)
+        _, background = self.background_colors
+        for line_filter in self.get_line_filters():
+            strip = strip.apply_filter(line_filter, background)
+        if crop.column_span != (0, strip.cell_length):
+            strip = strip.crop(*crop.column_span)
+        return [strip] * crop.height
 
     def render_line(self, y: int) -> Strip:
         base = base_style(self)
