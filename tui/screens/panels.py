@@ -8,6 +8,7 @@ cost of a frame follows what is on screen, not how fast the crawl goes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import deque
 from typing import ClassVar, Literal
@@ -87,6 +88,14 @@ FrameKind = Literal["table", "light", "pulse"]
 
 # Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
 BOTTOM_MIN = 11
+
+
+@functools.cache
+def screen_actions(keys: tuple[Key, ...]) -> tuple[str, ...]:
+    """The actions of `keys` a screen checks (the app's own, quit and help, are the app's
+    to check): worked out once, not on each frame."""
+    names = (key.action.split("(")[0] for key in keys)
+    return tuple(dict.fromkeys(n for n in names if not n.startswith("app.")))
 
 
 class Backdrop(Container):
@@ -442,13 +451,7 @@ class PanelsScreen(Screen[None]):
         check_action answers it. The footer is told only when an answer moves: telling it
         rebuilds its keys and lays the whole screen out again."""
         del snap  # check_action reads the last frame
-        return tuple(self.check_action(name, ()) for name in self._key_actions())
-
-    @classmethod
-    def _key_actions(cls) -> tuple[str, ...]:
-        # The app's own keys (quit, help) are the app's to check.
-        names = (key.action.split("(")[0] for key in cls.KEYS)
-        return tuple(dict.fromkeys(n for n in names if not n.startswith("app.")))
+        return tuple(self.check_action(name, ()) for name in screen_actions(self.KEYS))
 
     def _refresh_bindings_if_changed(self, snap: Snapshot) -> None:
         # The footer greys out keys that do not apply; it only needs telling when the

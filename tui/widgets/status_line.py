@@ -65,6 +65,7 @@ class StatusLine(OneLine):
         super().__init__(id=id)
         self._view: StatusView | None = None
         self._states: StateCounts | None = None  # None: not told yet
+        self._site = ("", "")  # the site, and the site as drawn
         self._line = self._pieces()
 
     def show(self, view: StatusView) -> None:
@@ -129,8 +130,10 @@ class StatusLine(OneLine):
         if view.delay:
             add((f"   {view.delay}", "bold yellow"))
         add(("   ", ""))
-        # Crawled text, escaped and shown literally.
-        add((printable(view.site), "dim underline"))
+        # Crawled text, escaped and shown literally; the same on every frame, escaped once.
+        if self._site[0] != view.site:
+            self._site = (view.site, printable(view.site))
+        add((self._site[1], "dim underline"))
         return tuple(pieces)
 
 
