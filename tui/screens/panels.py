@@ -61,11 +61,13 @@ TABLE_MAX_GAP_BUSY = 2.0
 # what they changed (layout, compositing, writing to the terminal), which is most of it.
 # When the loop is on time, every frame is drawn.
 #
-# In a real terminal a pulse costs about 1.2 ms (2 ms before the screen, the panels' grid
-# and the footer were blank: see PanelsScreen.BLANK) and a table frame 20 to 30 ms. 3.5%
-# pays for 13 to 15 frames a second, a table among them every 1 to 2 s; 3% fell to 11 on
-# a crawl the machine slowed down, where every frame costs more.
-UI_SHARE = 0.035
+# In a real terminal, amid a crawl at 500 workers, a pulse costs about 1 ms (medians: its
+# tick 0.4 ms, Textual's drawing 0.65 ms) and a table frame about 15 ms. A pulse cost 2 ms
+# before the screen, the panels' grid and the footer were blank (PanelsScreen.BLANK) and
+# the status line skipped Textual's StylesCache (OneLine.render_lines); 3% then fell to
+# 11 frames a second on a crawl the machine slowed down. Now it pays for 13 to 15, a
+# table among them every 1 to 2 s.
+UI_SHARE = 0.03
 # Pulses come first: a table frame before TABLE_MAX_GAP_BUSY waits until the allowance
 # covers its cost this many times over, so that drawing it leaves the pulses going. (At
 # once, it took what the next pulses needed: they were skipped while it was paid back.)
