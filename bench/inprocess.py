@@ -23,7 +23,7 @@ from bench.common import percentile
 from bench.trial import engine_config
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.snapshot import OVER, Phase
-from crawlscope.tui.headless import frozen_heap
+from crawlscope.tui.heap import frozen_heap
 
 TUI_SIZE = (160, 48)  # columns, rows: a big terminal window, about 40 worker rows shown
 

@@ -25,6 +25,7 @@ from crawlscope.engine.text import mask_userinfo, printable
 from .attach import Attached, WatchedScreen, WatchView, attached_view
 from .cluster_view import ClusterAttached, ClusterScreen
 from .commands import CrawlCommands
+from .heap import freeze_heap
 from .screens.live import LiveScreen
 from .screens.panels import FRAMES_PER_SECOND, PanelsScreen
 from .screens.replay import ReplayScreen
@@ -122,26 +123,17 @@ class CrawlScopeApp(App[int]):
             self.run_worker(
                 self._run_attached(self.source), name="attach", group="crawl", exit_on_error=False
             )
-        # Once the screen is built, its objects (the DOM, styles, Textual's and Rich's
-        # modules: more than the crawler's own heap) live as long as the app. Frozen, the
-        # collector stops walking them on each full collection, which the crawl's
-        # allocations trigger again and again: that walk cost a TUI crawl at full speed
-        # about 4% of its time (a 3 s crawl: 0.43 s in the collector, 0.30 s frozen).
-        self._freeze_heap()
-
-    def _freeze_heap(self) -> None:
-        # Not once closing: on_unmount would have nothing left to undo it.
+        # Once the screen is built, its objects (the DOM, styles) live as long as the app,
+        # as the modules do: frozen, see heap.py. Not once closing: on_unmount would have
+        # nothing left to undo it.
         if not self._heap_frozen and self.is_running:
-            gc.freeze()
-            self._heap_frozen = True
+            self._heap_frozen = freeze_heap()
 
     async def on_unmount(self) -> None:
         # Closing without q (an error, a test's end): Textual has cancelled the crawl's
         # worker; wait for its cleanup (workers, session, demo site) on this loop.
         if self._heap_frozen:
-            # Back to the collector: cycles among the frozen objects can be freed again,
-            # and a process that runs several apps (the tests) does not pile them up.
-            gc.unfreeze()
+            gc.unfreeze()  # back to the collector (heap.py)
             self._heap_frozen = False
         if self._controls is not None and not self._over():
             self._controls.stop()

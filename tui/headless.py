@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import shutil
 import signal
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from types import FrameType
 from typing import TextIO
 
@@ -28,6 +27,8 @@ from crawlscope.engine.report import (
 )
 from crawlscope.engine.text import printable
 from crawlscope.engine.trace.recording import Recorder
+
+from .heap import frozen_heap
 
 # The exit status of a process that SIGPIPE ended (128 + 13), as a shell reports it: what
 # Unix tools give when the reader of their output goes away (`| head`).
@@ -172,23 +173,6 @@ def closed_pipe(crawler: Crawler) -> bool:
         isinstance(f, BrokenPipeError) or (isinstance(f, OutputError) and f.closed_pipe)
         for f in crawler.ledger.faults
     )
-
-
-@contextlib.contextmanager
-def frozen_heap() -> Iterator[None]:
-    """What the process holds before the crawl (its modules: aiohttp, Rich, Textual,
-    80,000 objects) moved out of the collector's sight until the crawl ends. The crawl's
-    allocations trigger a full collection again and again, and each walked them all: 0.3 s
-    of a 13 s crawl of 10,000 pages. The TUI has frozen its heap since it was built (see
-    CrawlScopeApp); a crawl with no UI deserves the same."""
-    if gc.get_freeze_count():
-        yield  # frozen already (by an app in this process): its owner undoes it
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 async def run_headless(
