@@ -3,13 +3,17 @@ Textual's drawing of what they changed, which is most of it."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
+from rich.console import RenderableType
+from textual._compositor import CompositorUpdate
 from textual._styles_cache import StylesCache
 from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 from tui_support import config, crawler_of, frames, until
@@ -166,3 +170,82 @@ async def test_a_crawl_starts_with_a_full_allowance_whatever_building_the_screen
         # What the frame observe() draws is charged at the next slot; nothing from before.
         assert panels._allowance == ALLOWANCE_MAX
         assert panels._frame_kind(0.0) is not None
+
+
+def saturate(panels: PanelsScreen) -> None:
+    """Make the next frame slot a pulse: late, with the table just drawn and the allowance
+    full."""
+    now = asyncio.get_running_loop().time()
+    panels._frame_due = now - 1.0
+    panels._table_at = now
+    panels._allowance = ALLOWANCE_MAX
+
+
+def written(monkeypatch: pytest.MonkeyPatch, app: CrawlScopeApp) -> list[str]:
+    """What the app writes to the terminal from now on, one string per update."""
+    updates: list[str] = []
+    display = app._display
+
+    def recording(screen: Screen[object], update: RenderableType | None) -> None:
+        if isinstance(update, CompositorUpdate):
+            updates.append(update.render_segments(app.console))
+        display(screen, update)
+
+    monkeypatch.setattr(app, "_display", recording)
+    return updates
+
+
+async def test_a_pulse_is_drawn_within_its_frame_slot(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Through Textual's messages a pulse took five more turns of the loop, each costly amid
+    # a busy crawl: it is composited and written in the slot's own callback.
+    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
+        await pilot.pause()  # the last frame drawn
+        updates = written(monkeypatch, pilot.app)
+        status = panels._status
+        panels.note = "drawn at once"
+        saturate(panels)
+        panels._frame()
+        assert panels._frame_handle is not None
+        panels._frame_handle.cancel()
+        # Nothing awaited since: no message, no timer had a turn.
+        assert len(updates) == 1 and "drawn at once" in updates[0]
+        assert not status._repaint_required and not panels._dirty_widgets
+        assert status.held is None
+
+
+async def test_a_pulse_under_another_screen_leaves_the_drawing_to_textual(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The screen below the help screen is drawn as Textual draws it: not by the pulse,
+    # but through the screen on top once the help screen closes.
+    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await until(pilot, lambda: pilot.app.screen is not panels, "the help screen")
+        await pilot.pause()
+        updates = written(monkeypatch, pilot.app)
+        panels.note = "drawn later"
+        saturate(panels)
+        panels._frame()
+        assert panels._frame_handle is not None
+        panels._frame_handle.cancel()
+        assert updates == [] and panels._status.held is None
+        await pilot.press("escape")
+        await until(pilot, lambda: any("drawn later" in u for u in updates), "the pulse drawn")
+
+
+async def test_a_failing_pulse_is_the_apps_error() -> None:
+    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
+        await pilot.pause()
+
+        def crash(*_args: object, **_kw: object) -> None:
+            raise RuntimeError("injected crash")
+
+        panels.redraw = crash  # type: ignore[method-assign]
+        saturate(panels)
+        panels._frame()
+        app = pilot.app
+        assert isinstance(app._exception, RuntimeError)
+        assert panels._status.held is None
+        # The app stops as after any error; the test's own exit must not raise it again.
+        app._exception = None

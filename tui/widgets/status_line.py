@@ -67,6 +67,9 @@ class StatusLine(OneLine):
         self._states: StateCounts | None = None  # None: not told yet
         self._site = ("", "")  # the site, and the site as drawn
         self._line = self._pieces()
+        # While a list, the regions that changed are kept here (None: the whole line)
+        # instead of asking Textual to redraw them: the screen paints them itself.
+        self.held: list[Region | None] | None = None
 
     def show(self, view: StatusView) -> None:
         self._view = view
@@ -86,10 +89,16 @@ class StatusLine(OneLine):
         # the last that changed are composited and written to the terminal again.
         start, end = changed_cells(old, line)
         width = self.size.width
-        if start >= width:
-            self.refresh()  # past the edge, but a word cut there may break sooner now
+        # Past the edge, the whole line: a word cut there may break sooner now.
+        region = (
+            None if start >= width else Region(start, 0, (width if end is None else end) - start, 1)
+        )
+        if self.held is not None:
+            self.held.append(region)
+        elif region is None:
+            self.refresh()
         else:
-            self.refresh(Region(start, 0, (width if end is None else end) - start, 1))
+            self.refresh(region)
 
     def render(self) -> Text:
         """The line as text (what is drawn, before it is cut to the width)."""
