@@ -249,3 +249,10 @@ async def test_a_failing_pulse_is_the_apps_error() -> None:
         assert panels._status.held is None
         # The app stops as after any error; the test's own exit must not raise it again.
         app._exception = None
+
+
+async def test_the_end_of_a_crawl_is_drawn_without_waiting_for_a_frame() -> None:
+    async with frames_by_hand() as (pilot, panels):
+        assert "FINISHED" not in panels._status.render().plain
+        # No frame slot comes: only the crawl's end can draw it.
+        await until(pilot, lambda: "FINISHED" in panels._status.render().plain, "FINISHED")

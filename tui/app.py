@@ -180,6 +180,8 @@ class CrawlScopeApp(App[int]):
                 markup=False,
             )
         finally:
+            # The end on screen now, not at the next frame slot (up to a frame later).
+            screen.redraw()
             screen.refresh_bindings()
 
     async def _run_attached(self, attached: Attached | ClusterAttached) -> None:
