@@ -172,12 +172,12 @@ async def test_a_crawl_starts_with_a_full_allowance_whatever_building_the_screen
         assert panels._frame_kind(0.0) is not None
 
 
-def saturate(panels: PanelsScreen) -> None:
-    """Make the next frame slot a pulse: late, with the table just drawn and the allowance
-    full."""
+def saturate(panels: PanelsScreen, kind: str = "pulse") -> None:
+    """Make the next frame slot late (the loop is saturated) and of `kind`: a pulse (the
+    table was just drawn, the allowance is full) or a table frame (the table is overdue)."""
     now = asyncio.get_running_loop().time()
     panels._frame_due = now - 1.0
-    panels._table_at = now
+    panels._table_at = now if kind == "pulse" else float("-inf")
     panels._allowance = ALLOWANCE_MAX
 
 
@@ -195,22 +195,72 @@ def written(monkeypatch: pytest.MonkeyPatch, app: CrawlScopeApp) -> list[str]:
     return updates
 
 
-async def test_a_pulse_is_drawn_within_its_frame_slot(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Through Textual's messages a pulse took five more turns of the loop, each costly amid
-    # a busy crawl: it is composited and written in the slot's own callback.
-    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
+def frame_now(panels: PanelsScreen) -> None:
+    """The frame slot's callback, run by hand; the slot it schedules is cancelled."""
+    panels._frame()
+    assert panels._frame_handle is not None
+    panels._frame_handle.cancel()
+    assert all(widget.held is None for widget in panels._repainting)
+
+
+# A crawl that outlasts the tests below, slow enough that a frame changes a few rows.
+LONG_SITE = DemoConfig(pages=2000, latency=0.05)
+
+
+async def test_the_panels_widgets_are_all_painted_by_the_frame() -> None:
+    async with frames_by_hand(LONG_SITE) as (_pilot, panels):
+        painted = {type(widget).__name__ for widget in panels._repainting}
+        assert painted == {
+            "StatusLine",
+            "WorkersTable",
+            "QueueFigures",
+            "RateLabel",
+            "RecentFetches",
+            "RedirectTree",
+        }
+
+
+@pytest.mark.parametrize("kind", ["pulse", "table"])
+async def test_a_frame_is_drawn_within_its_slot(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    # Through Textual's messages a frame took three more turns of the loop, each costly
+    # amid a busy crawl: it is composited and written in the slot's own callback.
+    async with frames_by_hand(LONG_SITE) as (pilot, panels):
         await pilot.pause()  # the last frame drawn
         updates = written(monkeypatch, pilot.app)
-        status = panels._status
         panels.note = "drawn at once"
-        saturate(panels)
-        panels._frame()
-        assert panels._frame_handle is not None
-        panels._frame_handle.cancel()
+        if kind == "table":
+            panels._table.frozen = True  # every row's "for" column changes to a dash
+        saturate(panels, kind)
+        drawn = panels.frames
+        frame_now(panels)
+        assert panels.frames == drawn + 1
         # Nothing awaited since: no message, no timer had a turn.
         assert len(updates) == 1 and "drawn at once" in updates[0]
-        assert not status._repaint_required and not panels._dirty_widgets
-        assert status.held is None
+        assert not panels._dirty_widgets
+        assert not any(w._repaint_required for w in panels._repainting)
+        if kind == "table":
+            # The rows are in the same update as the status line: the first of them is
+            # the screen's fourth line (below the status line, the border and the header).
+            assert "\x1b[4;" in updates[0]
+
+
+async def test_a_frame_with_a_layout_to_come_leaves_the_drawing_to_textual(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # New workers' rows make the workers panel taller: drawn at once, the panels below would
+    # be drawn where the layout is about to move them. All of it waits for the layout.
+    async with frames_by_hand(LONG_SITE) as (pilot, panels):
+        await pilot.pause()
+        updates = written(monkeypatch, pilot.app)
+        crawler = await crawler_of(pilot)
+        for _ in range(3):  # two rows fit the panel's least height; five do not
+            crawler.add_worker()
+        panels.note = "drawn later"
+        saturate(panels, "table")
+        frame_now(panels)
+        assert updates == []
+        await until(pilot, lambda: any("drawn later" in u for u in updates), "the frame drawn")
+        assert panels._table.row_count == 5
 
 
 async def test_a_pulse_under_another_screen_leaves_the_drawing_to_textual(
@@ -218,7 +268,7 @@ async def test_a_pulse_under_another_screen_leaves_the_drawing_to_textual(
 ) -> None:
     # The screen below the help screen is drawn as Textual draws it: not by the pulse,
     # but through the screen on top once the help screen closes.
-    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
+    async with frames_by_hand(LONG_SITE) as (pilot, panels):
         await pilot.pause()
         await pilot.press("question_mark")
         await until(pilot, lambda: pilot.app.screen is not panels, "the help screen")
@@ -226,16 +276,14 @@ async def test_a_pulse_under_another_screen_leaves_the_drawing_to_textual(
         updates = written(monkeypatch, pilot.app)
         panels.note = "drawn later"
         saturate(panels)
-        panels._frame()
-        assert panels._frame_handle is not None
-        panels._frame_handle.cancel()
-        assert updates == [] and panels._status.held is None
+        frame_now(panels)
+        assert updates == []
         await pilot.press("escape")
         await until(pilot, lambda: any("drawn later" in u for u in updates), "the pulse drawn")
 
 
-async def test_a_failing_pulse_is_the_apps_error() -> None:
-    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
+async def test_a_failing_frame_is_the_apps_error() -> None:
+    async with frames_by_hand(LONG_SITE) as (pilot, panels):
         await pilot.pause()
 
         def crash(*_args: object, **_kw: object) -> None:
@@ -243,10 +291,9 @@ async def test_a_failing_pulse_is_the_apps_error() -> None:
 
         panels.redraw = crash  # type: ignore[method-assign]
         saturate(panels)
-        panels._frame()
+        frame_now(panels)
         app = pilot.app
         assert isinstance(app._exception, RuntimeError)
-        assert panels._status.held is None
         # The app stops as after any error; the test's own exit must not raise it again.
         app._exception = None
 

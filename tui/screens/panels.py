@@ -17,9 +17,8 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.screen import Screen
-from textual.widget import Widget
 from textual.widgets import Footer
 
 from crawlscope.engine.observe import ObservedCrawl
@@ -29,6 +28,7 @@ from crawlscope.engine.workers import WorkerState, WorkerView
 
 from ..history import History
 from ..keys import Key
+from ..widgets.held import Held, Repaints
 from ..widgets.help_screen import HelpScreen
 from ..widgets.keys_footer import KeysFooter
 from ..widgets.queue_panel import QueuePanel, QueueView
@@ -198,6 +198,12 @@ class PanelsScreen(Screen[None]):
         self._tree = self.query_one(RedirectTree)
         self._panels = self.query_one("#panels", Backdrop)
         self._footer = self.query_one(Footer)
+        # The widgets whose refreshes a frame holds and paints itself (see _draw).
+        # (Not query(Repaints): CSS type names follow first bases only, CursorLines' is
+        # ScrollView.)
+        self._repainting = tuple(
+            w for w in self.walk_children(with_self=False) if isinstance(w, Repaints)
+        )
         self._table.frozen = self._recent.frozen = self.reproducible
         self._widgets_found = True
         self._show_origin()
@@ -260,12 +266,8 @@ class PanelsScreen(Screen[None]):
         kind = self._frame_kind(now)
         if kind is None:
             self.frames_skipped += 1
-        elif kind == "pulse":
-            self._pulse()
         else:
-            # Through the screen's message queue: a failing frame is the app's error,
-            # shown as any other, not a traceback on the loop's logger.
-            self.call_next(self._tick, kind)
+            self._draw(kind)
         due = self._frame_due + interval * (1 + int(late / interval))
         self.frames_skipped += max(0, round((due - self._frame_due) / interval) - 1)
         self._frame_due = due
@@ -314,29 +316,28 @@ class PanelsScreen(Screen[None]):
         if kind == "table":
             self._table_tick = cost
 
-    def _pulse(self) -> None:
-        """A pulse, drawn here and now. Through Textual's messages it took three more
-        turns of the loop: the screen's queue ran the tick, the status line's queue saw the
-        change and sent the screen an Update, and the screen's update timer drew it. Amid a
-        busy crawl each turn cost about 0.25 ms (the crawl has evicted Textual's code and
-        data from the CPU's caches since the last frame): half of what the pulse costs."""
-        status = self._status
-        status.held = []
+    def _draw(self, kind: FrameKind) -> None:
+        """A frame, drawn here and now: its widgets' refreshes are held (see held.py) and
+        composited at once, not three turns of the loop later through Textual's messages
+        (turns the budget never saw)."""
+        held = Held()
+        for widget in self._repainting:
+            widget.held = held
         try:
-            self._tick("pulse")
+            self._tick(kind)
         except Exception as error:  # the app's error, as one raised in a message handler
             self.app._handle_exception(error)
             return
         finally:
-            held, status.held = status.held, None
-        if held:
-            self._paint_now(status, held)
+            for widget in self._repainting:
+                widget.held = None
+        if held.regions:
+            self._paint_now(held)
 
-    def _paint_now(self, widget: Widget, regions: list[Region | None]) -> None:
-        """Composite `regions` of `widget` (None: all of it) and write them to the terminal
-        now, as the screen's update timer would; or, when the screen has other changes on
-        their way (a layout, other widgets) or is not the one shown, leave it to Textual."""
-        whole = None in regions
+    def _paint_now(self, held: Held) -> None:
+        """Composite and write what `held` holds, as the screen's update timer would; or,
+        when a layout is on its way (it would move what is drawn), another screen is on
+        top, or Textual has other changes to draw, leave all of it to Textual."""
         if (
             not self.is_current
             or self.app._batch_count
@@ -345,18 +346,18 @@ class PanelsScreen(Screen[None]):
             or self._repaint_required
             or self._recompose_required
             or self._dirty_widgets
+            or self._panels._layout_required
+            or any(w._layout_required or w._scroll_required for w in held.regions)
         ):
-            if whole:
-                widget.refresh()
-            else:
-                widget.refresh(*filter(None, regions))
+            for widget, regions in held.regions.items():
+                widget.release(regions)
             return
-        # What refresh() would mark, without waking the widget's message pump.
-        if whole:
-            widget._set_dirty()
-        else:
-            widget._set_dirty(*filter(None, regions))
-        self._compositor.update_widgets({widget})
+        for widget, regions in held.regions.items():
+            widget.mark(regions)
+        # A widget off screen (a panel the terminal has no room for) has nothing to draw;
+        # passed to the compositor, it would have it rebuild its whole map.
+        visible = self._compositor.visible_widgets
+        self._compositor.update_widgets({w for w in held.regions if w in visible})
         self._compositor_refresh()
 
     def _spend(self, seconds: float) -> None:
@@ -370,8 +371,9 @@ class PanelsScreen(Screen[None]):
             self._table_cost = self._table_tick + seconds
             self._table_tick = None
 
-    # Textual draws a frame's changes after _tick, in these two methods of Screen: timed
-    # here so that the budget sees what a frame really costs the loop. They are private
+    # A frame's changes are drawn in these two methods of Screen, by _paint_now or by
+    # Textual's update timer: timed here so that the budget sees what a frame really costs
+    # the loop, its compositing and writing as well as its tick. They are private
     # API (pyproject.toml keeps textual to one major release); were they renamed, the
     # budget would count _tick alone. A layout pass composites too: counted once.
     def _compositor_refresh(self) -> None:

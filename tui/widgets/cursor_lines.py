@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.binding import Binding, BindingType
 from textual.scroll_view import ScrollView
 
+from .held import Repaints
 
-class CursorLines(ScrollView, can_focus=True):
+
+class CursorLines(ScrollView, Repaints, can_focus=True):
     """A subclass keeps `_cursor` (a line index), says how many lines it has and how
     many are on screen, and moves the cursor in `_move` (clamping, redrawing)."""
 

@@ -10,12 +10,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.widget import Widget
 from textual.widgets import Label, Sparkline
 
 from crawlscope.engine.snapshot import Accounting, Phase
 
 from ..format import count
+from .held import Repaints
 from .text_lines import Line, OneLine, base_style, wrapped
 
 
@@ -57,7 +57,7 @@ def why_join_waits(view: QueueView) -> str:
     return f"join() waits: {count(a.queued)} queued, not taken yet"
 
 
-class QueueFigures(Widget):
+class QueueFigures(Repaints):
     """The panel's figures, a few lines of text: only the rows whose text changed are
     redrawn, each from a Strip kept until its line changes."""
 
@@ -83,7 +83,7 @@ class QueueFigures(Widget):
         width = self.size.width
         for y in range(max(len(keys), len(self._row_keys))):
             if y >= len(keys) or y >= len(self._row_keys) or keys[y] != self._row_keys[y]:
-                self.refresh(Region(0, y, width, 1))
+                self.repaint(Region(0, y, width, 1))
         self._row_keys = keys
 
     def _wrap(self, line: Line) -> list[Strip]:
@@ -129,7 +129,7 @@ class RateLabel(OneLine):
         line = ((text, ""),)
         if line != self._line:
             self._line = line
-            self.refresh()
+            self.repaint()
 
 
 class QueuePanel(Vertical):

@@ -9,12 +9,12 @@ from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.widget import Widget
 
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.text import printable
 
 from ..format import NO_FIGURE, duration, short_url, size
+from .held import Repaints
 from .text_lines import Line, Piece, base_style, strip_of
 
 _STATUS_STYLE = {2: "green", 3: "cyan", 4: "yellow"}
@@ -28,7 +28,7 @@ def status_piece(record: FetchRecord) -> Piece:
     return (str(record.status), _STATUS_STYLE.get(record.status // 100, "red"))
 
 
-class RecentFetches(Widget):
+class RecentFetches(Repaints):
     """Draws only as many records as fit; the engine's bounded deque holds the rest.
 
     Line by line (Textual's line API): each record's line is built once, as a Strip of
@@ -63,7 +63,7 @@ class RecentFetches(Widget):
         ]
         if changed:
             top = changed[0]
-            self.refresh(Region(0, top, self.size.width, changed[-1] - top + 1))
+            self.repaint(Region(0, top, self.size.width, changed[-1] - top + 1))
 
     def on_resize(self) -> None:
         # Taller than before: the records taken last time do not fill it.

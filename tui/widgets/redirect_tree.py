@@ -323,7 +323,7 @@ class RedirectTree(CursorLines):
                 break
             same = row < len(old) and row < len(new) and old[row] == new[row]
             if not same or row in cursors:
-                self.refresh(Region(0, row - top, width, 1))
+                self.repaint(Region(0, row - top, width, 1))
 
     # ---- drawing -------------------------------------------------------------------------
 

@@ -67,9 +67,6 @@ class StatusLine(OneLine):
         self._states: StateCounts | None = None  # None: not told yet
         self._site = ("", "")  # the site, and the site as drawn
         self._line = self._pieces()
-        # While a list, the regions that changed are kept here (None: the whole line)
-        # instead of asking Textual to redraw them: the screen paints them itself.
-        self.held: list[Region | None] | None = None
 
     def show(self, view: StatusView) -> None:
         self._view = view
@@ -89,16 +86,10 @@ class StatusLine(OneLine):
         # the last that changed are composited and written to the terminal again.
         start, end = changed_cells(old, line)
         width = self.size.width
-        # Past the edge, the whole line: a word cut there may break sooner now.
-        region = (
-            None if start >= width else Region(start, 0, (width if end is None else end) - start, 1)
-        )
-        if self.held is not None:
-            self.held.append(region)
-        elif region is None:
-            self.refresh()
+        if start >= width:
+            self.repaint()  # past the edge, but a word cut there may break sooner now
         else:
-            self.refresh(region)
+            self.repaint(Region(start, 0, (width if end is None else end) - start, 1))
 
     def render(self) -> Text:
         """The line as text (what is drawn, before it is cut to the width)."""

@@ -17,6 +17,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
+from .held import Repaints
+
 Piece = tuple[str, str]  # text, and a Rich style spec ("" for none)
 Line = tuple[Piece, ...]
 
@@ -86,7 +88,7 @@ def bare(widget: Widget) -> bool:
     )
 
 
-class OneLine(Widget):
+class OneLine(Repaints):
     """A widget of one line of pieces (`_line`), drawn from a Strip kept until the line,
     the colours or the width change. Too long for the width, the line is broken between
     words as Textual breaks a Static's text, and the first row shows."""

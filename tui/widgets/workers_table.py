@@ -195,7 +195,7 @@ class WorkersTable(CursorLines):
             if cached is not None and cached[0] == self._values(view):
                 continue
             self._strips.pop(view.id, None)  # built again when drawn
-            self.refresh(Region(0, row - top + 1, width, 1))
+            self.repaint(Region(0, row - top + 1, width, 1))
 
     @property
     def _page(self) -> int:
