@@ -217,6 +217,7 @@ async def test_the_panels_widgets_are_all_painted_by_the_frame() -> None:
             "RateLabel",
             "RecentFetches",
             "RedirectTree",
+            "HistoryLine",
         }
 
 
@@ -242,6 +243,23 @@ async def test_a_frame_is_drawn_within_its_slot(monkeypatch: pytest.MonkeyPatch,
             # The rows are in the same update as the status line: the first of them is
             # the screen's fourth line (below the status line, the border and the header).
             assert "\x1b[4;" in updates[0]
+
+
+async def test_the_sparklines_are_drawn_by_the_frame_that_feeds_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with frames_by_hand(LONG_SITE) as (pilot, panels):
+        await pilot.pause()
+        updates = written(monkeypatch, pilot.app)
+        history = panels._history
+        monkeypatch.setattr(history, "queue_sizes", lambda: [1.0, 4.0, 9.0])
+        monkeypatch.setattr(history, "throughputs", lambda: [9.0, 4.0, 1.0])
+        panels._history_shown = False  # a new sample came in
+        saturate(panels, "table")
+        frame_now(panels)
+        spark = panels._queue._queue_spark
+        assert spark.data == [1.0, 4.0, 9.0] and not spark._repaint_required
+        assert len(updates) == 1 and "█" in updates[0]
 
 
 async def test_a_frame_with_a_layout_to_come_leaves_the_drawing_to_textual(

@@ -132,13 +132,23 @@ class RateLabel(OneLine):
             self.repaint()
 
 
+class HistoryLine(Sparkline, Repaints):
+    """A sparkline of the last minute, drawn by the frame that gives it new samples (see
+    held.py): through Textual's reactive it was a screen update of its own, once a second,
+    and made that frame's own drawing wait for it."""
+
+    def show(self, values: list[float]) -> None:
+        self.set_reactive(Sparkline.data, values)
+        self.repaint()
+
+
 class QueuePanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._figures = QueueFigures(id="queue-figures")
         self._rate_label = RateLabel("pages/s", id="rate-label", classes="spark-label")
-        self._queue_spark = Sparkline([], id="queue-spark")
-        self._rate_spark = Sparkline([], id="rate-spark")
+        self._queue_spark = HistoryLine([], id="queue-spark")
+        self._rate_spark = HistoryLine([], id="rate-spark")
 
     def compose(self) -> ComposeResult:
         yield self._figures
@@ -160,8 +170,8 @@ class QueuePanel(Vertical):
         self._rate_label.update(rate)
 
     def show_history(self, queue_sizes: list[float], throughputs: list[float]) -> None:
-        self._queue_spark.data = queue_sizes
-        self._rate_spark.data = throughputs
+        self._queue_spark.show(queue_sizes)
+        self._rate_spark.show(throughputs)
 
 
 def figures(view: QueueView, wide: bool) -> tuple[Line, ...]:
