@@ -300,6 +300,10 @@ async def test_the_cluster_view_shows_and_steers_a_process(redis_server: RedisSe
             controls.pause_all()
             await until(lambda: crawler.paused_all)
             await until(lambda: view.snapshot().paused_all)
+            # Slowed down until a worker is cancelled: at full speed the 60 pages could all
+            # be fetched while the new worker's order waits its turn (up to CONTROL_WAIT)
+            # and the view its next snapshot, and no worker would ever be seen holding one.
+            crawler.set_slowmo(0.2)
             controls.resume_all()
             controls.add_worker()
             await until(lambda: len(crawler.workers) == 4)
@@ -307,6 +311,7 @@ async def test_the_cluster_view_shows_and_steers_a_process(redis_server: RedisSe
             busy = next(w for w in view.snapshot().workers if w.url)
             assert controls.cancel_worker(busy.id)
             await until(lambda: not crawler.workers[busy.id % ID_STRIDE].alive)
+            crawler.set_slowmo(0)
             await asyncio.wait_for(crawling, 60)
             await until(lambda: view.figures.unfinished == 0 and view.figures.done > 0)
             assert view.accounting().balanced
