@@ -89,10 +89,16 @@ async def test_cancel_puts_the_url_back_and_loses_nothing() -> None:
         queued = {url for url, _ in list(crawler.q._queue)}  # type: ignore[attr-defined]
         elsewhere = {w.url for w in crawler.workers.values()} | set(crawler.ledger.done)
         assert held in queued | elsewhere, "the cancelled worker's URL vanished"
-        await frames(pilot, 1)
-        assert "cancelled" in screen_text(app)
-        # The cancelled worker stays, greyed: its row says what happened to it.
-        assert app.panels.check_action("cancel_worker", ()) is None
+        # The cancelled worker stays, greyed: its row says what happened to it. (Drawn by
+        # the next frame that redraws the table, which need not be the next frame.)
+        await until(
+            pilot,
+            lambda: (
+                "cancelled" in screen_text(app)
+                and app.panels.check_action("cancel_worker", ()) is None
+            ),
+            "the cancelled worker's row",
+        )
 
         await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")
         assert_accounted(crawler)
