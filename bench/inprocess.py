@@ -23,7 +23,7 @@ from bench.common import percentile
 from bench.trial import engine_config
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.snapshot import OVER, Phase
-from crawlscope.tui.heap import frozen_heap
+from crawlscope.tui.heap import settled_heap
 
 TUI_SIZE = (160, 48)  # columns, rows: a big terminal window, about 40 worker rows shown
 
@@ -87,8 +87,9 @@ async def crawl_headless(
     if lag:
         probe.start()
     c0 = time.process_time()
-    # As `crawlscope crawl` runs it (and the TUI its own crawl): its starting heap frozen.
-    with frozen_heap():
+    # As `crawlscope crawl` runs it (and the TUI its own crawl): the collector set for a
+    # crawl (heap.py).
+    with settled_heap():
         await crawler.crawl()
     cpu = time.process_time() - c0
     await probe.stop()

@@ -15,6 +15,7 @@ from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.records import FIELDS
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.tui.headless import run_headless
+from crawlscope.tui.heap import YOUNG_COLLECTION
 from helpers import demo_site_process, expected, run_cli
 
 
@@ -94,17 +95,22 @@ def test_demo_site_refuses_a_port_in_use(demo_site: str) -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
 
 
-async def test_a_headless_crawl_keeps_its_starting_heap_from_the_collector(
+async def test_a_headless_crawl_settles_the_collector_and_gives_it_back(
     demo: DemoServer,
 ) -> None:
     """What existed before the crawl is frozen while it runs (the collector's full passes
-    skip it) and handed back after, so that a process running crawls one after another
-    does not pile up a heap the collector never sees."""
+    skip it) and young collections are spaced out; both are handed back after, so that a
+    process running crawls one after another does not pile up a heap the collector never
+    sees, nor keep a setting it did not ask for."""
     crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=4))
-    frozen_during: list[int] = []
-    crawler.ledger.record_listeners.append(lambda _r: frozen_during.append(gc.get_freeze_count()))
-    before = gc.get_freeze_count()
+    during: list[tuple[int, int]] = []
+    crawler.ledger.record_listeners.append(
+        lambda _r: during.append((gc.get_freeze_count(), gc.get_threshold()[0]))
+    )
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
     status = await run_headless(crawler, quiet=True, out=io.StringIO(), err=io.StringIO())
     assert status == 0
-    assert frozen_during and min(frozen_during) > before
+    assert during and min(frozen for frozen, _young in during) > before
+    assert {young for _frozen, young in during} == {YOUNG_COLLECTION}
     assert gc.get_freeze_count() == before
+    assert gc.get_threshold() == thresholds

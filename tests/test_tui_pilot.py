@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 
 from tui_support import config, crawler_of, frames, live_crawler, screen_text, until
@@ -11,6 +12,7 @@ from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.heap import YOUNG_COLLECTION
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.help_screen import HelpScreen
 from crawlscope.tui.widgets.workers_table import WorkersTable
@@ -162,6 +164,20 @@ async def test_q_stops_the_crawl_and_the_report_follows() -> None:
     report = out.getvalue()
     assert report.startswith("*** Report ***")
     assert "(all accounted for)" in report
+
+
+async def test_the_app_settles_the_collector_while_it_runs_and_gives_it_back() -> None:
+    """As a headless crawl does (heap.py): the screen built, its heap is frozen and young
+    collections spaced out; quitting puts the collector back as it was."""
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
+    app = CrawlScopeApp(LiveCrawl(make_config=config(3), demo=SLOW))
+    async with app.run_test(size=(120, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: len(crawler.ledger.done) >= 3, "a few pages")
+        assert gc.get_freeze_count() > before
+        assert gc.get_threshold() == (YOUNG_COLLECTION, *thresholds[1:])
+    assert gc.get_freeze_count() == before
+    assert gc.get_threshold() == thresholds
 
 
 async def test_controls_disappear_when_the_crawl_is_over() -> None:

@@ -9,9 +9,8 @@ and the crawler share one loop, as the chapter's single-threaded design intends.
 from __future__ import annotations
 
 import contextlib
-import gc
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import ClassVar, TextIO
 
 from textual.app import App, SystemCommand
@@ -25,7 +24,7 @@ from crawlscope.engine.text import mask_userinfo, printable
 from .attach import Attached, WatchedScreen, WatchView, attached_view
 from .cluster_view import ClusterAttached, ClusterScreen
 from .commands import CrawlCommands
-from .heap import freeze_heap
+from .heap import settle_heap
 from .screens.live import LiveScreen
 from .screens.panels import FRAMES_PER_SECOND, PanelsScreen
 from .screens.replay import ReplayScreen
@@ -62,7 +61,8 @@ class CrawlScopeApp(App[int]):
         self._controls: CrawlControls | None = None
         self._crawl_worker: Worker[None] | None = None
         self._quitting = False
-        self._heap_frozen = False  # gc.freeze() done by this app, undone on unmount
+        # The collector set for the crawl by this app (heap.py): undone on unmount.
+        self._unsettle_heap: Callable[[], None] | None = None
 
     def get_default_screen(self) -> Screen[None]:
         if isinstance(self.source, Recording):
@@ -126,15 +126,15 @@ class CrawlScopeApp(App[int]):
         # Once the screen is built, its objects (the DOM, styles) live as long as the app,
         # as the modules do: frozen, see heap.py. Not once closing: on_unmount would have
         # nothing left to undo it.
-        if not self._heap_frozen and self.is_running:
-            self._heap_frozen = freeze_heap()
+        if self._unsettle_heap is None and self.is_running:
+            self._unsettle_heap = settle_heap()
 
     async def on_unmount(self) -> None:
         # Closing without q (an error, a test's end): Textual has cancelled the crawl's
         # worker; wait for its cleanup (workers, session, demo site) on this loop.
-        if self._heap_frozen:
-            gc.unfreeze()  # back to the collector (heap.py)
-            self._heap_frozen = False
+        if self._unsettle_heap is not None:
+            self._unsettle_heap()  # back to the collector as it was (heap.py)
+            self._unsettle_heap = None
         if self._controls is not None and not self._over():
             self._controls.stop()
         if self._crawl_worker is not None:

@@ -28,7 +28,7 @@ from crawlscope.engine.report import (
 from crawlscope.engine.text import printable
 from crawlscope.engine.trace.recording import Recorder
 
-from .heap import frozen_heap
+from .heap import settled_heap
 
 # The exit status of a process that SIGPIPE ended (128 + 13), as a shell reports it: what
 # Unix tools give when the reader of their output goes away (`| head`).
@@ -218,7 +218,7 @@ async def run_headless(
         progress = asyncio.create_task(_show_progress(crawler, err))
     elif hasattr(crawler.q, "unreachable"):
         progress = asyncio.create_task(_watch_frontier(crawler, err))
-    with StopOnSignals(crawler) as signals, frozen_heap():
+    with StopOnSignals(crawler) as signals, settled_heap():
         try:
             await crawler.crawl()
         finally:
