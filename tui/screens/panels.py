@@ -66,9 +66,12 @@ TABLE_MAX_GAP_BUSY = 2.0
 # tick 0.4 ms, Textual's drawing 0.65 ms) and a table frame about 15 ms. A pulse cost 2 ms
 # before the screen, the panels' grid and the footer were blank (PanelsScreen.BLANK) and
 # the status line skipped Textual's StylesCache (OneLine.render_lines); 3% then fell to
-# 11 frames a second on a crawl the machine slowed down. Now it pays for 13 to 15, a
-# table among them every 1 to 2 s.
-UI_SHARE = 0.03
+# 11 frames a second on a crawl the machine slowed down. 2.5% now pays for 14 to 15 (15
+# pulses take 1.5%), a table among them every 1 to 2 s; at 3% the tables came every 0.6 s
+# and the frames took 3.4% of a 10,000-page crawl. At 2% a crawl the machine slowed down
+# fell below 12 frames a second at 500 workers: the tables forced every
+# TABLE_MAX_GAP_BUSY were paid for with pulses.
+UI_SHARE = 0.025
 # Pulses come first: a table frame before TABLE_MAX_GAP_BUSY waits until the allowance
 # covers its cost this many times over, so that drawing it leaves the pulses going. (At
 # once, it took what the next pulses needed: they were skipped while it was paid back.)
