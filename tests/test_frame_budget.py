@@ -22,6 +22,8 @@ from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.screens.panels import (
     ALLOWANCE_MAX,
+    BUSY_CPU,
+    SATURATION_HOLD,
     TABLE_EARLY_COVER,
     TABLE_INTERVAL_BUSY,
     TABLE_MAX_GAP_BUSY,
@@ -73,6 +75,26 @@ async def test_a_saturated_screen_pulses_and_draws_the_table_when_its_allowance_
         at = panels._table_at
         assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "pulse"
         assert panels._frame_kind(at + TABLE_MAX_GAP_BUSY) == "table"
+
+
+async def test_a_loop_near_saturation_stays_under_the_budget_between_busy_slots() -> None:
+    """A crawl using 70% to 85% of a core finds some frame slots busy and some not; the
+    budget must not come and go with each one (see SATURATION_HOLD)."""
+    app = CrawlScopeApp(LiveCrawl(make_config=config(3), demo=DemoConfig(pages=30)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await crawler_of(pilot)
+        await frames(pilot, 2)
+        panels = app.panels
+        slot = 1 / panels.fps
+        # Far past any slot the frame timer judged, and nothing awaits in between.
+        now = 1e9
+        assert not panels._judge_load(now, late=0.0, busy=0.3)
+        assert panels._judge_load(now + slot, late=slot, busy=0.3)  # a late slot
+        assert panels._judge_load(now + 2 * slot, late=0.0, busy=0.5)  # held
+        then = now + slot + SATURATION_HOLD + slot
+        assert not panels._judge_load(then, late=0.0, busy=0.5)
+        assert panels._judge_load(then + slot, late=0.0, busy=BUSY_CPU)  # a busy one
+        assert panels._judge_load(then + 2 * slot, late=0.0, busy=0.0)
 
 
 # A short crawl, slowed down enough to be on screen for a few hand-drawn frames.

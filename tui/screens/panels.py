@@ -85,6 +85,13 @@ MAX_GAP = 0.5
 # aside: a crawl waiting on a slow site can use 80% of a core in short passes, so frames
 # come on time and yet each one is taken from the crawl.
 BUSY_CPU = 0.7
+# ...and stays saturated this long after the last frame slot that found it so. Near the
+# line (a crawl on a slow site using 70% to 85% of a core), slot after slot flipped
+# between the two: the slots on time drew everything, a table every other frame, and
+# the saturated ones then found the allowance spent and drew nothing. At 100 workers on
+# a site answering in 100 ms that was 11.5 frames a second and the screen's largest
+# share of the loop (5.6%).
+SATURATION_HOLD = 1.0
 # The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
 
@@ -146,6 +153,7 @@ class PanelsScreen(Screen[None]):
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
         self._saturated = False  # the crawl fills the loop: the budget applies
+        self._saturated_until = 0.0  # loop time (see SATURATION_HOLD)
         self._cpu_at = (0.0, 0.0)  # (loop time, process CPU seconds) at the last frame slot
         self._frame_handle: asyncio.TimerHandle | None = None
         # The budget (see UI_SHARE): loop seconds the screen may still spend, the loop time
@@ -260,7 +268,7 @@ class PanelsScreen(Screen[None]):
         late = now - self._frame_due
         self.frame_lags.append(late)
         spent, self._spent = self._spent, 0.0
-        self._saturated = late > interval / 2 or self._crawl_busy(now, spent) >= BUSY_CPU
+        self._saturated = self._judge_load(now, late, self._crawl_busy(now, spent))
         since, self._slot_at = (now - self._slot_at if self._slot_at else 0.0), now
         # Kept on an idle loop too, where every frame is drawn whatever it says: a loop that
         # is saturated only now and then must not find it full each time.
@@ -295,6 +303,13 @@ class PanelsScreen(Screen[None]):
         if kind == "table":
             self._table_frame, self._table_at = self.frames, now
         return kind
+
+    def _judge_load(self, now: float, late: float, busy: float) -> bool:
+        """Whether the budget applies to this frame slot, which came `late` seconds after
+        its time with the crawl keeping the process `busy` (a share of a core)."""
+        if late > 1 / self.fps / 2 or busy >= BUSY_CPU:
+            self._saturated_until = now + SATURATION_HOLD
+        return now < self._saturated_until
 
     def _crawl_busy(self, now: float, spent: float) -> float:
         """The share of a core the process used since the last frame slot, the screen's
