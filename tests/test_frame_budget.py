@@ -110,7 +110,7 @@ async def frames_by_hand(
     app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=site))
     async with app.run_test(size=(120, 40)) as pilot:
         await crawler_of(pilot)
-        await frames(pilot, 2)
+        await frames(pilot, 2, whole=False)  # the crawl must still be running
         panels = app.panels
         assert panels._frame_handle is not None
         panels._frame_handle.cancel()
@@ -136,6 +136,21 @@ async def test_a_pulse_draws_the_status_line_alone() -> None:
         await pulse_until_the_status_line_moves(pilot, panels)
         assert drawn == []
         assert "pages" in panels._status.render().plain
+
+
+async def test_a_light_frame_leaves_the_chains_to_the_next_table_frame() -> None:
+    # The frames between table frames draw some panels only; a reader of the screen
+    # (tests/tui_support.py's frames) waits for a whole one, which the next table frame is.
+    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (_pilot, panels):
+        drawn: list[str] = []
+        panels._tree.show_from = lambda *_args, **_kw: drawn.append("chains")  # type: ignore[method-assign]
+        panels._chains_version, panels._chains_at = None, float("-inf")  # the chains due
+        whole = panels.whole_frame
+        assert whole < panels.frames
+        panels.redraw(table=False)
+        assert drawn == [] and panels.whole_frame == whole
+        panels.redraw(table=True)
+        assert drawn == ["chains"] and panels.whole_frame == panels.frames
 
 
 async def test_a_pulse_puts_no_widget_through_the_styles_cache(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.pilot import Pilot
-from tui_support import until
+from tui_support import frames, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.sites.demo import DemoConfig
@@ -64,6 +64,6 @@ def test_a_replay_paused_part_way(snap_compare: Compare) -> None:
 
     async def run_before(pilot: Pilot[int]) -> None:
         await pilot.press("pagedown", "pagedown", "pagedown", "pagedown", "full_stop")
-        await pilot.pause(0.7)  # the redirect tree is redrawn at most twice a second
+        await frames(pilot, 2)  # a frame that draws every panel, the redirect tree too
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)

@@ -141,6 +141,12 @@ class PanelsScreen(Screen[None]):
         self.note = ""  # a word for the status line: an error, "quitting…"
         self.snap: Snapshot | None = None  # the last frame's
         self.frames = 0  # frames drawn so far: what "within N frames" counts
+        # The number of the last frame (counted from 0; or the next one, for a redraw a
+        # key asked for) that drew every panel from its snapshot, the chains included:
+        # the frames between draw some of them. Tests wait for it before reading the
+        # screen, since the budget can hold back whole frames for a second after the
+        # loop was last busy.
+        self.whole_frame = -1
         # Frame slots (1/fps apart) that passed with no frame drawn: the loop was busy
         # with the crawl, or the budget held the frame back. frames + frames_skipped is
         # the frames asked for.
@@ -167,7 +173,9 @@ class PanelsScreen(Screen[None]):
         self._history = History()
         self._history_shown = True  # the sparklines show the history's last sample
         self._chains_version: tuple[int, int] | None = None
-        self._chains_at = 0.0
+        # The snapshot time of the chains' last redraw; at first, long ago, whatever the
+        # source's clock (a replay's starts at 0).
+        self._chains_at = float("-inf")
         self._bindings_state: tuple[object, ...] = ()
         self._layout_key: tuple[int, int] = (0, 0)
         # A key can arrive before on_mount has found the widgets; it acts on the source,
@@ -429,6 +437,7 @@ class PanelsScreen(Screen[None]):
         source = self.source
         if source is None:
             self._status.show(StatusView(None, None, 0, 0, 0.0, self.site, self.note))
+            self.whole_frame = self.frames
             return
         last = self.snap
         if pulse and last is not None:
@@ -472,14 +481,16 @@ class PanelsScreen(Screen[None]):
             # line scrolling by 15 times a second is no more readable than 7 times.
             recent = source.recent_fetches()
             self._recent.show(reversed(recent), recent[-1] if recent else None)
-        # A chain's end also moves with no new hop: when its last URL is fetched.
-        chains_version = (snap.redirect_version, finished + a.filtered + a.unfetched)
-        if chains_version != self._chains_version and (
-            snap.t - self._chains_at >= CHAINS_EVERY or over
-        ):
-            self._chains_version = chains_version
-            self._chains_at = snap.t
-            self._tree.show_from(source)
+            # A chain's end also moves with no new hop: when its last URL is fetched.
+            chains_version = (snap.redirect_version, finished + a.filtered + a.unfetched)
+            if chains_version != self._chains_version and (
+                snap.t - self._chains_at >= CHAINS_EVERY or over
+            ):
+                self._chains_version = chains_version
+                self._chains_at = snap.t
+                self._tree.show_from(source)
+            if chains_version == self._chains_version:
+                self.whole_frame = self.frames
         self._show_status(snap)
         self._refresh_bindings_if_changed(snap)
 
