@@ -90,11 +90,13 @@ async def test_a_loop_near_saturation_stays_under_the_budget_between_busy_slots(
         now = 1e9
         assert not panels._judge_load(now, late=0.0, busy=0.3)
         assert panels._judge_load(now + slot, late=slot, busy=0.3)  # a late slot
-        assert panels._judge_load(now + 2 * slot, late=0.0, busy=0.5)  # held
-        then = now + slot + SATURATION_HOLD + slot
+        # One alone (the app's start, a collection) holds nothing.
+        assert not panels._judge_load(now + 2 * slot, late=0.0, busy=0.5)
+        assert panels._judge_load(now + 3 * slot, late=0.0, busy=BUSY_CPU)  # a busy one
+        assert panels._judge_load(now + 4 * slot, late=0.0, busy=0.5)  # held
+        assert panels._judge_load(now + 5 * slot, late=0.0, busy=0.0)
+        then = now + 3 * slot + SATURATION_HOLD + slot
         assert not panels._judge_load(then, late=0.0, busy=0.5)
-        assert panels._judge_load(then + slot, late=0.0, busy=BUSY_CPU)  # a busy one
-        assert panels._judge_load(then + 2 * slot, late=0.0, busy=0.0)
 
 
 # A short crawl, slowed down enough to be on screen for a few hand-drawn frames.

@@ -85,12 +85,12 @@ MAX_GAP = 0.5
 # aside: a crawl waiting on a slow site can use 80% of a core in short passes, so frames
 # come on time and yet each one is taken from the crawl.
 BUSY_CPU = 0.7
-# ...and stays saturated this long after the last frame slot that found it so. Near the
-# line (a crawl on a slow site using 70% to 85% of a core), slot after slot flipped
-# between the two: the slots on time drew everything, a table every other frame, and
-# the saturated ones then found the allowance spent and drew nothing. At 100 workers on
-# a site answering in 100 ms that was 11.5 frames a second and the screen's largest
-# share of the loop (5.6%).
+# ...and stays saturated this long after the last frame slot that found it so, once two
+# such slots came this close together. Near the line (a crawl on a slow site using 70%
+# to 85% of a core), slot after slot flipped between the two: the slots on time drew
+# everything, a table every other frame, and the saturated ones then found the allowance
+# spent and drew nothing. At 100 workers on a site answering in 100 ms that was 11.5
+# frames a second and the screen's largest share of the loop (5.6%).
 SATURATION_HOLD = 1.0
 # The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
@@ -160,6 +160,7 @@ class PanelsScreen(Screen[None]):
         self._frame_due = 0.0  # loop time the next frame is due
         self._saturated = False  # the crawl fills the loop: the budget applies
         self._saturated_until = 0.0  # loop time (see SATURATION_HOLD)
+        self._busy_at = float("-inf")  # loop time of the last slot found busy or late
         self._cpu_at = (0.0, 0.0)  # (loop time, process CPU seconds) at the last frame slot
         self._frame_handle: asyncio.TimerHandle | None = None
         # The budget (see UI_SHARE): loop seconds the screen may still spend, the loop time
@@ -316,7 +317,12 @@ class PanelsScreen(Screen[None]):
         """Whether the budget applies to this frame slot, which came `late` seconds after
         its time with the crawl keeping the process `busy` (a share of a core)."""
         if late > 1 / self.fps / 2 or busy >= BUSY_CPU:
-            self._saturated_until = now + SATURATION_HOLD
+            # One such slot alone is the app's start or a collection, and holds nothing:
+            # it took the first second of every crawl, an idle one too, under the budget.
+            if now - self._busy_at <= SATURATION_HOLD:
+                self._saturated_until = now + SATURATION_HOLD
+            self._busy_at = now
+            return True
         return now < self._saturated_until
 
     def _crawl_busy(self, now: float, spent: float) -> float:
