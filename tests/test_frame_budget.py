@@ -112,8 +112,11 @@ async def frames_by_hand(
     app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=site))
     async with app.run_test(size=(120, 40)) as pilot:
         await crawler_of(pilot)
-        await frames(pilot, 2, whole=False)  # the crawl must still be running
         panels = app.panels
+        # Two frames, and no more: not frames(), whose last pause waits for an idle
+        # process, up to a second, and the crawl must still be running.
+        target = panels.frames + 2
+        await until(pilot, lambda: panels.frames >= target, "two frames")
         assert panels._frame_handle is not None
         panels._frame_handle.cancel()
         yield pilot, panels

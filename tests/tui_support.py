@@ -59,18 +59,18 @@ async def crawler_of(pilot: Pilot[int]) -> Crawler:
     return crawler
 
 
-async def frames(pilot: Pilot[int], count: int, *, whole: bool = True) -> None:
-    """Let the app draw `count` more frames, the last of them (or a later one) every panel
-    unless `whole` is False, and the screen catch up with them. A frame under the budget
-    draws some panels only, and the budget can hold for a second after the loop was last
-    busy: a count of frames alone can leave a panel behind."""
+async def frames(pilot: Pilot[int], count: int) -> None:
+    """Let the app draw `count` more frames, the last of them (or a later one) every panel,
+    and the screen catch up with them. A frame under the budget draws some panels only,
+    and the budget can hold for a second after the loop was last busy: a count of frames
+    alone can leave a panel behind."""
     app = pilot.app
     assert isinstance(app, CrawlScopeApp)
     target = app.frames + count
     await until(
         pilot,
-        lambda: app.frames >= target and (not whole or app.panels.whole_frame >= target - 1),
-        f"{count} frames" + (", then one that draws every panel" if whole else ""),
+        lambda: app.frames >= target and app.panels.whole_frame >= target - 1,
+        f"{count} frames, then one that draws every panel",
     )
     await pilot.pause()
 

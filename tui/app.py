@@ -154,8 +154,13 @@ class CrawlScopeApp(App[int]):
                 site = "demo site" if self.reproducible else f"demo site {demo}"
             screen.observe_live(observed, controls, site)
 
+        async def ready() -> None:
+            # The screen takes its running shape before the crawl's clock starts.
+            if self._observed is not None:
+                await screen.settle(self._observed.config.max_tasks)
+
         try:
-            await live.run(started)
+            await live.run(started, ready)
             for root, why in live.unreachable:
                 # Whole, where the status line may have to cut it; literal, not markup.
                 self.notify(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -29,6 +29,8 @@ ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
 # Told once the crawl is built: what to draw, how to steer it, and the demo site's URL
 # (None when the crawl has roots of its own).
 Started = Callable[[ObservedCrawl, CrawlControls, str | None], None]
+# Awaited after that and before the crawl starts: what watches it gets ready.
+Ready = Callable[[], Awaitable[None]]
 
 
 def default_config(roots: Sequence[str]) -> CrawlConfig:
@@ -57,8 +59,9 @@ class LiveCrawl:
     # (root, why) for each root, when the crawl ended with none of them reached.
     unreachable: list[tuple[str, str]] = field(default_factory=list, init=False)
 
-    async def run(self, started: Started) -> None:
-        """Serve the demo site if needed, build the crawler, tell `started`, crawl."""
+    async def run(self, started: Started, ready: Ready | None = None) -> None:
+        """Serve the demo site if needed, build the crawler, tell `started`, await
+        `ready`, crawl."""
         async with contextlib.AsyncExitStack() as stack:
             roots, demo_url = self.roots, None
             if not roots:
@@ -83,6 +86,8 @@ class LiveCrawl:
                 self.monitor = await stack.enter_async_context(monitor)
             self.crawler = crawler
             started(crawler, crawler, demo_url)
+            if ready is not None:
+                await ready()
             await crawler.crawl()
             self.unreachable = unreachable_roots(crawler)
             if crawler.ledger.faults:

@@ -8,6 +8,7 @@ cost of a frame follows what is on screen, not how fast the crawl goes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
 from collections import deque
@@ -19,7 +20,6 @@ from textual.binding import BindingType
 from textual.containers import Container
 from textual.geometry import Size
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from crawlscope.engine.observe import ObservedCrawl
 from crawlscope.engine.politeness import origin_of
@@ -92,6 +92,8 @@ BUSY_CPU = 0.7
 # spent and drew nothing. At 100 workers on a site answering in 100 ms that was 11.5
 # frames a second and the screen's largest share of the loop (5.6%).
 SATURATION_HOLD = 1.0
+# A crawl waits at most this long for the screen to take its running shape (settle).
+SETTLE_LIMIT = 0.5
 # The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
 
@@ -156,6 +158,7 @@ class PanelsScreen(Screen[None]):
         self.ui_seconds = 0.0
         self._spent = 0.0  # the part of it since the last frame slot
         self._drawing = False  # inside a compositor refresh or layout: counted once
+        self.layouts = 0  # layouts of the screen so far
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
         self._saturated = False  # the crawl fills the loop: the budget applies
@@ -217,7 +220,7 @@ class PanelsScreen(Screen[None]):
         self._recent = self.query_one(RecentFetches)
         self._tree = self.query_one(RedirectTree)
         self._panels = self.query_one("#panels", Backdrop)
-        self._footer = self.query_one(Footer)
+        self._footer = self.query_one(KeysFooter)
         # The widgets whose refreshes a frame holds and paints itself (see _draw).
         # (Not query(Repaints): CSS type names follow first bases only, CursorLines' is
         # ScrollView.)
@@ -254,6 +257,28 @@ class PanelsScreen(Screen[None]):
             # A frame now, not at the timer's next turn: the keys that apply are read from
             # the last frame, and a key pressed before it would find none.
             self.redraw()
+
+    async def settle(self, workers: int) -> None:
+        """Lay the screen out now as it will be once the crawl's `workers` rows are on it
+        (the workers panel's height, the table's scrollbar, the footer's keys), and return
+        once that is drawn, or after SETTLE_LIMIT at most. Awaited before the crawl starts:
+        those are layouts of the whole screen, five of them, 40 to 80 ms that otherwise
+        held the loop in the crawl's first tenth of a second. Called from another task
+        than the screen's."""
+        if not self._widgets_found:
+            return
+        self._table.expect(workers)
+        self._fit_workers(self._table.rows_to_fit)
+        quiet = 0  # refreshes in a row that laid nothing out, the footer's keys settled
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SETTLE_LIMIT):
+                # Two: a layout can call for another (a scrollbar that came sizes itself),
+                # by way of a widget's message after the refresh that made it.
+                while quiet < 2:
+                    layouts = self.layouts
+                    await self.wait_for_refresh()
+                    settled = self._footer.settled and layouts == self.layouts
+                    quiet = quiet + 1 if settled else 0
 
     def _show_origin(self) -> None:
         # URLs of the crawl's own site are drawn as paths.
@@ -421,6 +446,7 @@ class PanelsScreen(Screen[None]):
             self._drawn(time.perf_counter() - started)
 
     def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
+        self.layouts += 1
         if self._drawing:
             super()._refresh_layout(size, scroll)
             return
@@ -466,7 +492,7 @@ class PanelsScreen(Screen[None]):
         self._feed_history(snap)
         if table or over:
             self._table.show(snap.workers, snap.elapsed)
-            self._fit_workers(self._table.row_count)
+            self._fit_workers(self._table.rows_to_fit)
             # Counted from the rows just drawn, so the header and the rows agree.
             self._status.show_states(state_counts(snap.workers))
         if not self._history_shown:
@@ -563,7 +589,7 @@ class PanelsScreen(Screen[None]):
         # Every key must fit in the footer at 80 columns, quit and help included.
         self._footer.compact = event.size.width < 100
         self._footer.show_command_palette = event.size.width >= 100
-        self._fit_workers(self._table.row_count)
+        self._fit_workers(self._table.rows_to_fit)
 
     def _fit_workers(self, rows: int) -> None:
         """The workers panel is as tall as its rows need, up to what leaves the panels

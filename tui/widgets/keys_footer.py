@@ -38,6 +38,18 @@ class KeysFooter(Footer):
         self._check_pending = False
         self.rebuilds = 0  # how many times the keys were rebuilt: what the tests count
         self.greyings = 0  # ...and greyed out or back in place, with no rebuild
+        self._rebuilt = 0  # rebuilds done: Textual's runs after a refresh, then mounts
+
+    @property
+    def settled(self) -> bool:
+        """Its keys are the screen's as last told, rebuilt if they had to be (their
+        layout may still be on its way)."""
+        rebuilt = self._rebuilt == self.rebuilds
+        return rebuilt and not self._check_pending and self._shown is not None
+
+    async def recompose(self) -> None:
+        await super().recompose()
+        self._rebuilt = self.rebuilds
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         if self._check_pending:

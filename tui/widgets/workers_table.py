@@ -104,6 +104,7 @@ class WorkersTable(CursorLines):
         # Reproducible screenshots: no wall-clock figures and no source line numbers.
         self.frozen = False
         self._order: list[int] = []  # worker ids in row order
+        self._expected = 0  # rows to make room for until the first come (expect)
         self._views: Sequence[WorkerView] = ()  # the last show's, in row order
         self._clock = 0.0  # the last show's crawl clock: what the "for" column counts to
         self._cursor = 0
@@ -160,11 +161,22 @@ class WorkersTable(CursorLines):
             return  # _set_rows redrew everything
         self._refresh_changed()
 
+    @property
+    def rows_to_fit(self) -> int:
+        """The rows the table is sized for: those shown, or those expected."""
+        return len(self._order) or self._expected
+
+    def expect(self, rows: int) -> None:
+        """Size the table for `rows` rows about to come (a crawl's workers, before it
+        starts), so that its scrollbar, and the layout that brings it, come now."""
+        self._expected = rows
+        self.virtual_size = Size(self.size.width, self.rows_to_fit + 1)
+
     # ---- rows ----------------------------------------------------------------------------
 
     def _set_rows(self, ids: list[int]) -> None:
         selected = self.selected_worker
-        self._order = ids
+        self._order, self._expected = ids, 0
         present = set(ids)
         self._strips = {k: v for k, v in self._strips.items() if k in present}
         if selected in present:
@@ -318,7 +330,7 @@ class WorkersTable(CursorLines):
 
     def on_resize(self, _event: events.Resize) -> None:
         self._fit()
-        self.virtual_size = Size(self.size.width, len(self._order) + 1)
+        self.virtual_size = Size(self.size.width, self.rows_to_fit + 1)
 
     def _fit(self, force: bool = False) -> None:
         """Share the width left by the fixed columns between "where" and "url"."""
