@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from rich.console import RenderableType
-from textual._compositor import CompositorUpdate
+from textual._compositor import CompositorUpdate, LayoutUpdate
 from textual._styles_cache import StylesCache
 from textual.geometry import Region
 from textual.pilot import Pilot
@@ -28,6 +28,7 @@ from crawlscope.tui.screens.panels import (
     TABLE_INTERVAL_BUSY,
     TABLE_MAX_GAP_BUSY,
     PanelsScreen,
+    region_alone,
 )
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.status_line import StatusLine
@@ -285,6 +286,77 @@ async def test_a_frame_is_drawn_within_its_slot(monkeypatch: pytest.MonkeyPatch,
             # The rows are in the same update as the status line: the first of them is
             # the screen's fourth line (below the status line, the border and the header).
             assert "\x1b[4;" in updates[0]
+
+
+def cells(strip: Strip) -> list[tuple[str, object]]:
+    """What a terminal shows of `strip`: each cell's character and style."""
+    return [(char, segment.style) for segment in strip for char in segment.text]
+
+
+async def test_a_pulse_writes_the_status_line_alone_as_the_compositor_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The compositor's work for a change of one line is for the whole screen (each line's
+    # cuts, every widget's region); with nothing over the status line, its cells are
+    # written straight away.
+    async with frames_by_hand(LONG_SITE) as (pilot, panels):
+        await pilot.pause()
+        app = pilot.app
+        updates: list[object] = []
+        monkeypatch.setattr(app, "_display", lambda _screen, update: updates.append(update))
+        composited: list[object] = []
+        render_update = panels._compositor.render_update
+        monkeypatch.setattr(
+            panels._compositor,
+            "render_update",
+            lambda **kw: composited.append(kw) or render_update(**kw),
+        )
+        panels.note = "drawn straight away"
+        saturate(panels)
+        frame_now(panels)
+        assert composited == [] and len(updates) == 1
+        update = updates[0]
+        assert isinstance(update, LayoutUpdate) and update.region.y == 0
+        x, width = update.region.x, update.region.width
+        [[drawn]] = update.strips
+        expected = panels._compositor.render_strips()[0].crop(x, x + width)
+        assert cells(drawn) == cells(expected)
+        assert "drawn straight away" in "".join(char for char, _ in cells(drawn))
+
+
+async def test_a_status_line_under_a_notification_is_drawn_by_the_compositor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=LONG_SITE))
+    async with app.run_test(size=(50, 8), notifications=True) as pilot:
+        await crawler_of(pilot)
+        await frames(pilot, 2)
+        panels = app.panels
+        status = panels._status
+        assert region_alone(panels._compositor.visible_widgets, status, panels) is not None
+        # Toasts stack up from the bottom right: three of them reach the top line.
+        for n in range(3):
+            app.notify(f"notification {n}", timeout=60)
+        await until(
+            pilot,
+            lambda: region_alone(panels._compositor.visible_widgets, status, panels) is None,
+            "a toast over the status line",
+        )
+        assert panels._frame_handle is not None
+        panels._frame_handle.cancel()
+        shown: list[object] = []
+        display = app._display
+
+        def recording(screen: Screen[object], update: RenderableType | None) -> None:
+            shown.append(update)
+            display(screen, update)
+
+        monkeypatch.setattr(app, "_display", recording)
+        panels.note = "under the toast"
+        saturate(panels)
+        frame_now(panels)
+        assert len(shown) == 1 and isinstance(shown[0], CompositorUpdate)
+        assert not isinstance(shown[0], LayoutUpdate)
 
 
 async def test_the_sparklines_are_drawn_by_the_frame_that_feeds_them(
