@@ -93,3 +93,26 @@ async def test_a_key_that_stops_applying_is_greyed_out_in_place_and_a_hidden_one
         await pilot.pause()
         assert rebuilds[0] == 1
         assert "go" not in [k.action for k in footer.query(FooterKey)]
+
+
+async def test_the_footer_is_settled_once_its_keys_are_rebuilt_or_the_app_has_no_focus() -> None:
+    # What a crawl waits for before it starts (PanelsScreen.settle).
+    app = KeysApp()
+    async with app.run_test() as pilot:
+        screen = app.screen
+        footer = screen.query_one(KeysFooter)
+        await until(pilot, lambda: footer.settled, "the first keys")
+        screen.go_hidden = True
+        footer.bindings_changed(screen)  # as the screen's signal calls it, a turn later
+        assert not footer.settled  # a look at the keys is on its way
+        with footer._context():  # the look, run now as the footer runs it
+            footer._check(screen)  # it asks Textual for a rebuild
+        assert footer.rebuilds == 2 and not footer.settled
+        await until(pilot, lambda: footer.settled, "the keys rebuilt")
+        assert "go" not in [key.action for key in footer.query(FooterKey)]
+        # Unfocused, Textual leaves a rebuild until the app has the focus again: there
+        # is nothing to wait for.
+        app.app_focus = False
+        screen.go_hidden = False
+        footer.bindings_changed(screen)
+        assert footer.settled

@@ -43,7 +43,10 @@ class KeysFooter(Footer):
     @property
     def settled(self) -> bool:
         """Its keys are the screen's as last told, rebuilt if they had to be (their
-        layout may still be on its way)."""
+        layout may still be on its way); or the app is not focused, and Textual leaves
+        the rebuild until it is."""
+        if not self.app.app_focus:
+            return True
         rebuilt = self._rebuilt == self.rebuilds
         return rebuilt and not self._check_pending and self._shown is not None
 
