@@ -289,9 +289,9 @@ class PanelsScreen(Screen[None]):
         """Lay the screen out now as it will be once the crawl's `workers` rows are on it
         (the workers panel's height, the table's scrollbar, the footer's keys), and return
         once that is drawn, or after SETTLE_LIMIT at most. Awaited before the crawl starts:
-        those are layouts of the whole screen, five of them, 40 to 80 ms that otherwise
-        held the loop in the crawl's first tenth of a second. Called from another task
-        than the screen's."""
+        those are four or five layouts of the whole screen, 40 to 80 ms with the messages
+        around them, that otherwise held the loop in the crawl's first fifth of a second.
+        Called from another task than the screen's."""
         if not self._widgets_found:
             return
         self._table.expect(workers)
