@@ -67,12 +67,12 @@ TABLE_MAX_GAP_BUSY = 2.0
 # When the loop is on time, every frame is drawn.
 #
 # In a real terminal, amid a crawl at 500 workers, a pulse costs about 1 ms (medians: its
-# tick 0.4 ms, Textual's drawing 0.65 ms) and a table frame about 15 ms; its drawing is
-# now cheaper again, written without the compositor (_paint_status_alone: with the headless
-# driver, 0.2 ms against 0.37 of a 0.6 ms pulse). A pulse cost 2 ms
-# before the screen, the panels' grid and the footer were blank (PanelsScreen.BLANK) and
-# the status line skipped Textual's StylesCache (OneLine.render_lines); 3% then fell to
-# 11 frames a second on a crawl the machine slowed down. 2.5% now pays for 14 to 15 (15
+# tick 0.4 ms, Textual's drawing 0.65 ms) and a table frame about 15 ms. (A pulse's
+# drawing has since been about halved: the status line is written without the compositor,
+# _paint_status_alone.) A pulse cost 2 ms before the screen, the panels' grid and the
+# footer were blank (PanelsScreen.BLANK) and the status line skipped Textual's
+# StylesCache (OneLine.render_lines); 3% then fell to 11 frames a second on a crawl the
+# machine slowed down. 2.5% now pays for 14 to 15 (15
 # pulses take 1.5%), a table among them every 1 to 2 s; at 3% the tables came every 0.6 s
 # and the frames took 3.4% of a 10,000-page crawl. At 2% a crawl the machine slowed down
 # fell below 12 frames a second at 500 workers: the tables forced every
@@ -184,7 +184,7 @@ class PanelsScreen(Screen[None]):
         self.layouts = 0  # layouts of the screen so far
         # Where the status line is on screen with nothing over it (None: something is, or
         # it is not shown), as worked out for the compositor's map it was read from.
-        self._status_map: object = None
+        self._status_map: dict[Widget, tuple[Region, Region]] | None = None
         self._status_alone: Region | None = None
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
