@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import cast
 
 import pytest
 from rich.console import RenderableType
@@ -224,18 +225,28 @@ def saturate(panels: PanelsScreen, kind: str = "pulse") -> None:
     panels._allowance = ALLOWANCE_MAX
 
 
-def written(monkeypatch: pytest.MonkeyPatch, app: CrawlScopeApp) -> list[str]:
-    """What the app writes to the terminal from now on, one string per update."""
-    updates: list[str] = []
+def displayed(
+    monkeypatch: pytest.MonkeyPatch, app: CrawlScopeApp, *, as_text: bool = False
+) -> list[object]:
+    """What the app hands its terminal from now on: each update, or (`as_text`) what each
+    compositor update writes."""
+    updates: list[object] = []
     display = app._display
 
     def recording(screen: Screen[object], update: RenderableType | None) -> None:
-        if isinstance(update, CompositorUpdate):
+        if not as_text:
+            updates.append(update)
+        elif isinstance(update, CompositorUpdate):
             updates.append(update.render_segments(app.console))
         display(screen, update)
 
     monkeypatch.setattr(app, "_display", recording)
     return updates
+
+
+def written(monkeypatch: pytest.MonkeyPatch, app: CrawlScopeApp) -> list[str]:
+    """What the app writes to the terminal from now on, one string per update."""
+    return cast("list[str]", displayed(monkeypatch, app, as_text=True))
 
 
 def frame_now(panels: PanelsScreen) -> None:
@@ -301,9 +312,7 @@ async def test_a_pulse_writes_the_status_line_alone_as_the_compositor_would(
     # written straight away.
     async with frames_by_hand(LONG_SITE) as (pilot, panels):
         await pilot.pause()
-        app = pilot.app
-        updates: list[object] = []
-        monkeypatch.setattr(app, "_display", lambda _screen, update: updates.append(update))
+        updates = displayed(monkeypatch, pilot.app)
         composited: list[object] = []
         render_update = panels._compositor.render_update
         monkeypatch.setattr(
@@ -344,14 +353,7 @@ async def test_a_status_line_under_a_notification_is_drawn_by_the_compositor(
         )
         assert panels._frame_handle is not None
         panels._frame_handle.cancel()
-        shown: list[object] = []
-        display = app._display
-
-        def recording(screen: Screen[object], update: RenderableType | None) -> None:
-            shown.append(update)
-            display(screen, update)
-
-        monkeypatch.setattr(app, "_display", recording)
+        shown = displayed(monkeypatch, app)
         panels.note = "under the toast"
         saturate(panels)
         frame_now(panels)

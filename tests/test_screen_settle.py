@@ -8,7 +8,7 @@ import time
 
 import pytest
 from textual.geometry import Size
-from tui_support import config, crawler_of, frames, live_crawler, until
+from tui_support import config, crawler_of, frames, until
 
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.app import CrawlScopeApp
@@ -56,8 +56,7 @@ async def test_a_screen_that_never_settles_holds_the_crawl_back_for_a_moment_onl
     app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=DemoConfig(pages=30)))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.panels.source is not None, "the crawl built")
-        started = lambda: bool((c := live_crawler(app)) and c.t0)  # noqa: E731
-        await until(pilot, started, "the crawl to start", timeout=SETTLE_LIMIT * 20)
+        await crawler_of(pilot, timeout=SETTLE_LIMIT * 20)
 
 
 async def test_the_table_keeps_room_for_the_rows_it_expects_until_they_come() -> None:

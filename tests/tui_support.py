@@ -45,13 +45,14 @@ def describe(app: object) -> str:
     return f"{crawler.phase}; {crawler.accounting().line()}; workers={states}"
 
 
-async def crawler_of(pilot: Pilot[int]) -> Crawler:
+async def crawler_of(pilot: Pilot[int], timeout: float = TIMEOUT) -> Crawler:
     app = pilot.app
     assert isinstance(app, CrawlScopeApp)
     await until(
         pilot,
         lambda: app.crawl_error is not None or bool((c := live_crawler(app)) and c.t0),
         "the crawl to start",
+        timeout,
     )
     assert app.crawl_error is None, app.crawl_error
     crawler = live_crawler(app)
