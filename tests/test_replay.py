@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
-from crawlscope.engine.workers import WorkerState
+from crawlscope.engine.workers import Worker, WorkerState
 
 
 def panels(crawl: Crawler | ReplayedCrawl) -> dict[str, Any]:
@@ -29,6 +30,29 @@ def panels(crawl: Crawler | ReplayedCrawl) -> dict[str, Any]:
         "recent": [r.url for r in list(crawl.recent_fetches())[-20:]],
         "chains": [(c.urls, c.end, c.status, c.meets) for c in crawl.chain_preview(999, 999)[0]],
     }
+
+
+async def test_a_state_is_recorded_at_the_moment_the_worker_entered_it(tmp_path: Path) -> None:
+    # A listener told before the recorder holds the loop a while, as a parse thread holding
+    # the GIL can: the recording keeps the crawler's moment, not a later reading of its own.
+    path = tmp_path / "crawl.jsonl"
+    entered: list[float] = []
+
+    def slow(w: Worker | None) -> None:
+        if w is not None:
+            entered.append(w.since)
+            time.sleep(0.003)
+
+    async with DemoServer(DemoConfig(pages=10)) as server:
+        crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=2))
+        crawler.state_listeners.append(slow)
+        recorder = Recorder(crawler, path)
+        await crawler.crawl()
+        recorder.close()
+    assert crawler.t0 is not None and entered
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    recorded = [event["t"] for event in events if event["kind"] == "state"]
+    assert recorded == pytest.approx([since - crawler.t0 for since in entered], abs=1e-6)
 
 
 async def test_a_replay_shows_the_same_panels_at_the_same_moments(tmp_path: Path) -> None:

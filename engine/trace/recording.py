@@ -39,10 +39,13 @@ class Recorder:
         crawler.state_listeners.append(self.on_state)
         crawler.ledger.record_listeners.append(self.on_record)
 
-    def _now(self) -> float:
+    def _origin(self) -> float:
         if self._t0 is None:
             self._t0 = self.crawler.t0 if self.crawler.t0 is not None else time.monotonic()
-        return time.monotonic() - self._t0
+        return self._t0
+
+    def _now(self) -> float:
+        return time.monotonic() - self._origin()
 
     def _counts(self) -> dict[str, Any]:
         c = self.crawler
@@ -71,8 +74,12 @@ class Recorder:
         if w is None:
             event: dict[str, Any] = {"t": self._now(), "kind": "phase"}
         else:
-            event = {"t": self._now(), "kind": "state", "worker": w.id, "state": w.state.value,
-                     "url": w.url, "pages": w.pages, "paused": w.paused,
+            # When the crawler says the worker entered the state, not a second reading of
+            # the clock: a parse thread can hold the GIL between the two for milliseconds,
+            # and the replay's "for" column would be off by as much.
+            # (Before the crawl's clock starts, the recording's own starts here: not below 0.)
+            event = {"t": max(0.0, w.since - self._origin()), "kind": "state", "worker": w.id,
+                     "state": w.state.value, "url": w.url, "pages": w.pages, "paused": w.paused,
                      "retiring": w.retiring}  # fmt: skip
         event.update(self._counts())
         self._write(event)
