@@ -39,17 +39,19 @@ def distinct_links(count: int, prefix: str = "/p") -> bytes:
 
 
 class CountingStarts:
-    """Counts the start tags lxml reports to parse_links' tree builder."""
+    """Counts the start tags lxml reports to parse_links' parser target."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        start = links._LinkBuilder.start
+        start = links._TagTarget.start
 
-        def counted(builder: links._LinkBuilder, tag: Any, attrib: Any, nsmap: Any = None) -> None:
+        def counted(target: links._TagTarget, tag: Any, attrib: Any) -> None:
             self.count += 1
-            start(builder, tag, attrib, nsmap)
+            start(target, tag, attrib)
 
-        monkeypatch.setattr(links._LinkBuilder, "start", counted)
+        monkeypatch.setattr(links._TagTarget, "start", counted)
+        # A kept parser holds the target's start as it was when the parser was made.
+        monkeypatch.setattr(links, "_parsers", threading.local())
 
 
 def test_a_million_tags_of_one_link_hold_no_more_than_a_page_of_links() -> None:
