@@ -13,7 +13,8 @@ import re
 import sys
 import threading
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from bs4 import BeautifulSoup
 from bs4.builder import ParserRejectedMarkup, XMLParsedAsHTMLWarning
@@ -236,18 +237,34 @@ _PARSERS_KEPT = 8
 _parsers = threading.local()
 
 
-def _parser_for(encoding: str | None) -> tuple[Any, _TagTarget]:
-    kept: dict[str | None, tuple[Any, _TagTarget]] | None = getattr(_parsers, "kept", None)
+class _Kept(NamedTuple):
+    parser: Any
+    target: _TagTarget
+    # For an encoding lxml has no name for, Python decodes and lxml is fed text.
+    decoder: Callable[..., codecs.IncrementalDecoder] | None
+
+
+def _parser_for(encoding: str | None) -> _Kept:
+    kept: dict[str | None, _Kept] | None = getattr(_parsers, "kept", None)
     if kept is None:
         kept = _parsers.kept = {}
-    pair = kept.get(encoding)
-    if pair is None:
+    found = kept.get(encoding)
+    if found is None:
         target = _TagTarget()
-        parser = etree.HTMLParser(target=target, recover=True, encoding=encoding)
+        try:
+            parser = etree.HTMLParser(target=target, recover=True, encoding=encoding)
+            decoder = None
+        except LookupError:
+            # libxml2 knows fewer names than Python: not euc_jp or euc_kr as Python spells
+            # them, nor ISO-2022-JP, Mac Roman or many code pages at all. Without this, bs4
+            # fell back to UTF-8 and a Japanese page's links came out as U+FFFD.
+            assert encoding is not None  # lxml guesses when given none
+            decoder = codecs.getincrementaldecoder(encoding)  # LookupError: Python neither
+            parser = etree.HTMLParser(target=target, recover=True)
         if len(kept) >= _PARSERS_KEPT:
             kept.clear()
-        pair = kept[encoding] = (parser, target)
-    return pair
+        found = kept[encoding] = _Kept(parser, target, decoder)
+    return found
 
 
 def _forget_parser(encoding: str | None) -> None:
@@ -282,13 +299,18 @@ class _LinkBuilder(LXMLTreeBuilder):
         links = self.links
         target: _TagTarget | None = None
         try:
-            parser, target = _parser_for(encoding)
+            parser, target, decoder = _parser_for(encoding)
+            decode = None if decoder is None else decoder(errors="replace").decode
             target.links = links
             # At least one feed, even of nothing, or lxml's parser is never set up.
             for at in range(0, len(markup) or 1, FEED_BYTES):
-                parser.feed(markup[at : at + FEED_BYTES])
+                piece = markup[at : at + FEED_BYTES]
+                parser.feed(piece if decode is None else decode(piece))
                 if links.done:
                     break
+            else:
+                if decode is not None:
+                    parser.feed(decode(b"", True))  # a character cut short at the end
             parser.close()  # which readies it for the next page
         except BaseException as exc:
             # lxml resets a parser whose feed raised, but one left in the middle of a page

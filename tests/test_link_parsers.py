@@ -92,3 +92,31 @@ def test_pages_parsed_in_several_threads_at_once_keep_their_own_links() -> None:
     for thread in threads:
         thread.join()
     assert not failures, failures[:3]
+
+
+# Pages in encodings as servers name them, with a word of that script in a link. libxml2
+# knows some by other names than Python's (euc_jp) and some not at all (ISO-2022-JP).
+ENCODED = [("utf-8", "é"), ("latin-1", "é"), ("windows-1252", "é"), ("koi8-r", "дом"),
+           ("iso-8859-5", "дом"), ("windows-1251", "дом"), ("utf-16", "é"), ("shift_jis", "中"),
+           ("EUC-JP", "中"), ("euc-kr", "한"), ("iso-2022-jp", "中"), ("gb2312", "中"),
+           ("big5", "中"), ("iso-8859-7", "λ"), ("macintosh", "é"), ("utf-16le", "é")]  # fmt: skip
+
+
+def test_pages_in_many_encodings_each_give_their_own_links() -> None:
+    # Twice over, and more encodings than there are kept parsers: each parse still decodes
+    # its page as the page's header says.
+    for _ in range(2):
+        for name, word in ENCODED:
+            body = f'<a href="/{word}">x</a>'.encode(name)
+            found = parse_links(body, "http://h/", name)[1]
+            assert found == [links.normalize(f"/{word}", "http://h/")], name
+
+
+def test_a_character_cut_between_two_feeds_is_decoded_whole() -> None:
+    # Fed a slice at a time, a page whose link has a two-byte character across the first
+    # slice's end.
+    head = b'<a href="/'
+    body = b"x" * (links.FEED_BYTES - 1 - len(head)) + head + '中中">y</a>'.encode("euc-jp")
+    with pytest.raises(UnicodeDecodeError, match="incomplete multibyte"):
+        body[: links.FEED_BYTES].decode("euc-jp")
+    assert parse_links(body, "http://h/", "euc-jp")[1] == [links.normalize("/中中", "http://h/")]
