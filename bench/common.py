@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -303,6 +303,24 @@ def paired_ratios(rows: Sequence[dict[str, Any]], value: str, over: str, under: 
         by_round.setdefault(row["round"], {})[row["mode"]] = row[value]
     pairs = [pair for pair in by_round.values() if over in pair and under in pair]
     return [pair[over] / pair[under] for pair in pairs]
+
+
+def fastest_ratio(
+    rows: Sequence[dict[str, Any]],
+    value: str,
+    over: str,
+    under: str,
+    fastest: Callable[[Iterable[float]], float] = min,
+) -> float:
+    """`value` of mode `over`'s fastest crawl divided by mode `under`'s. Beside the
+    median of paired ratios, never instead of it: this machine's cores are slowed now and
+    then for a fraction of a second, so one crawl in a round may be hit and the other not
+    (bench/README.md), while the fastest crawl of each mode is likely one that was not."""
+
+    def best(mode: str) -> float:
+        return fastest(row[value] for row in rows if row["mode"] == mode)
+
+    return best(over) / best(under)
 
 
 def ratio_at_equal_steal(

@@ -25,6 +25,7 @@ from typing import Any
 from bench.common import (
     DemoSite,
     SiteOptions,
+    fastest_ratio,
     machine_line,
     median,
     paired_ratios,
@@ -148,6 +149,7 @@ def measure_terminal(args: Any) -> dict[str, Any]:
             # The median of the rounds' own ratios (see paired_ratios).
             entry["ratios"] = paired_ratios(mine, "wall_s", "headless", "tui")
             entry["ratio"] = median(entry["ratios"])
+            entry["fastest_ratio"] = fastest_ratio(mine, "wall_s", "headless", "tui")
             # The same work for less CPU: steadier than wall time when others share the
             # machine (it counts the TUI's start-up and quit too, so it errs against it).
             entry["headless_cpu_s"] = median(r["cpu_s"] for r in headless)
@@ -167,7 +169,7 @@ def measure_terminal(args: Any) -> dict[str, Any]:
     notes = [
         f"terminal, {e['workers']} workers: TUI {e['ratio']:.2f}x headless (target"
         f" {TARGET_TERMINAL}x: {'met' if e['ratio'] >= TARGET_TERMINAL else 'NOT met'}),"
-        f" {e['cpu_ratio']:.2f}x by CPU time,"
+        f" {e['fastest_ratio']:.2f}x fastest against fastest, {e['cpu_ratio']:.2f}x by CPU time,"
         f" {e['tui_fps']:.1f} frames/s drawn (target {TARGET_FPS:g}:"
         f" {'met' if e['tui_fps'] >= TARGET_FPS else 'NOT met'})"
         for e in summary.values()
@@ -195,14 +197,15 @@ def _frame_figures(row: dict[str, Any]) -> None:
 def print_terminal(result: dict[str, Any]) -> None:
     print(f"\nin a real terminal, median of {result['rounds']} round(s)")
     headers = ["workers", "headless s", "TUI s", "TUI/headless", "each round",
-               f">= {TARGET_TERMINAL}x", "by CPU s", "frames/s", "skipped/s", "_tick ms",
+               f">= {TARGET_TERMINAL}x", "fastest", "by CPU s", "frames/s", "skipped/s", "_tick ms",
                "_tick p99", "UI share", "updates/s", "KB/s",
                "host took, each round (headless/TUI)",
                "TUI/headless at equal host share (fit)"]  # fmt: skip
     lines = [
         [e["workers"], e["headless_wall_s"], e["tui_wall_s"], f"{e['ratio']:.2f}x",
          " ".join(f"{r:.2f}" for r in e["ratios"]),
-         "met" if e["ratio"] >= TARGET_TERMINAL else "NOT met", f"{e['cpu_ratio']:.2f}x",
+         "met" if e["ratio"] >= TARGET_TERMINAL else "NOT met", f"{e['fastest_ratio']:.2f}x",
+         f"{e['cpu_ratio']:.2f}x",
          e["tui_fps"],
          e["tui_skipped_per_s"], e["tui_frame_ms_mean"], e["tui_frame_ms_p99"],
          f"{e['tui_ui_share']:.1%}", e["tui_screen_updates_per_s"], e["tui_bytes_per_s"] / 1000,
@@ -259,6 +262,7 @@ def measure_driver(args: Any) -> dict[str, Any]:
                 # The median of the rounds' own ratios (see paired_ratios).
                 entry["ratios"] = paired_ratios(mine, "pages_per_s", "tui", "headless")
                 entry["ratio"] = median(entry["ratios"])
+                entry["fastest_ratio"] = fastest_ratio(mine, "pages_per_s", "tui", "headless", max)
                 # Pages per CPU second: steadier than pages/s on a shared machine.
                 entry["cpu_ratio"] = median(paired_ratios(mine, "cpu_seconds", "headless", "tui"))
                 summary[f"{latency:g}s/{workers}"] = entry
@@ -269,12 +273,12 @@ def measure_driver(args: Any) -> dict[str, Any]:
 
     print(f"\nTextual's headless driver, median of {args.rounds} round(s)")
     headers = ["site latency", "workers", "headless p/s", "TUI p/s", "TUI/headless",
-               "each round", f">= {TARGET}x", "by CPU s", "TUI fps", "skipped/s", "_tick ms",
-               "UI share", "CPU headless", "CPU TUI"]  # fmt: skip
+               "each round", f">= {TARGET}x", "fastest", "by CPU s", "TUI fps", "skipped/s",
+               "_tick ms", "UI share", "CPU headless", "CPU TUI"]  # fmt: skip
     lines = [
         [f"{e['latency'] * 1000:g} ms", e["workers"], e["headless_pages_per_s"],
          e["tui_pages_per_s"], f"{e['ratio']:.2f}x", " ".join(f"{r:.2f}" for r in e["ratios"]),
-         "met" if e["ratio"] >= TARGET else "NOT met",
+         "met" if e["ratio"] >= TARGET else "NOT met", f"{e['fastest_ratio']:.2f}x",
          f"{e['cpu_ratio']:.2f}x", e["tui_fps"], e["tui_skipped_per_s"], e["tui_tick_ms"],
          f"{e['tui_ui_share']:.1%}", f"{e['headless_cpu_share']:.0%}", f"{e['tui_cpu_share']:.0%}"]
         for e in summary.values()
@@ -295,7 +299,8 @@ def measure_driver(args: Any) -> dict[str, Any]:
         )
     notes = [
         f"driver {key}: TUI {e['ratio']:.2f}x headless (target {TARGET}x:"
-        f" {'met' if e['ratio'] >= TARGET else 'NOT met'}), {e['cpu_ratio']:.2f}x by CPU time,"
+        f" {'met' if e['ratio'] >= TARGET else 'NOT met'}),"
+        f" {e['fastest_ratio']:.2f}x fastest against fastest, {e['cpu_ratio']:.2f}x by CPU time,"
         f" {e['tui_fps']:.1f} frames/s"
         for key, e in summary.items()
     ]

@@ -65,6 +65,19 @@ def test_a_ratio_pairs_the_two_crawls_of_each_round() -> None:
     assert paired_ratios(rows, "wall_s", "headless", "tui") == [0.9, 0.9]
 
 
+def test_the_fastest_ratio_sets_each_mode_s_fastest_crawl_against_the_other_s() -> None:
+    from bench.common import fastest_ratio
+
+    rows = [
+        {"round": 1, "mode": "tui", "wall_s": 10.0, "pages_per_s": 2000.0},
+        {"round": 1, "mode": "headless", "wall_s": 12.0, "pages_per_s": 1800.0},  # slowed
+        {"round": 2, "mode": "headless", "wall_s": 9.5, "pages_per_s": 2200.0},
+        {"round": 2, "mode": "tui", "wall_s": 11.0, "pages_per_s": 1900.0},
+    ]
+    assert fastest_ratio(rows, "wall_s", "headless", "tui") == 0.95
+    assert fastest_ratio(rows, "pages_per_s", "tui", "headless", max) == 2000 / 2200
+
+
 def test_the_host_s_share_is_read_between_two_readings_of_the_machine_s_ticks() -> None:
     from bench.common import cpu_ticks, stolen_share
 
