@@ -232,7 +232,7 @@ class _TagTarget:
 # encoding (it is set when a parser is made). A parser and its parse context hold each
 # other, so one made for each page was a cycle only the collector could free: with the
 # target and bs4's soup, 30 objects a page. They made 18 of the 23 young collections of a
-# 5,000-page crawl, whose collections then took 10% of its time (bench/README.md).
+# 5,000-page crawl, whose collections then took 6% to 10% of its time (bench/README.md).
 _PARSERS_KEPT = 8
 _parsers = threading.local()
 
