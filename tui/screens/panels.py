@@ -56,7 +56,7 @@ TABLE_INTERVAL = 0.1
 # screen keeps moving at nearly its full rate exactly when the crawl is busiest. Once a
 # second: at twice, the tables (6 to 8 ms each) took half the screen's share of a
 # saturated crawl, for rows that change many times between any two of them anyway; in a
-# real terminal the screen's share fell from 3.3% to 2.4% of a 20,000-page crawl.
+# real terminal the screen's share of a 20,000-page crawl fell from 3.2-3.3% to 2.2-2.5%.
 TABLE_INTERVAL_BUSY = 1.0
 # ...and at least this often, whatever the budget below says.
 TABLE_MAX_GAP_BUSY = 2.0
