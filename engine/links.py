@@ -219,7 +219,7 @@ class _TagTarget:
                 links.base(href)
 
     def close(self) -> None:
-        return None
+        """Called by the parser's close: lxml requires it of a target."""
 
     end = None
     data = None
