@@ -2,13 +2,48 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 
 import pytest
 from aiohttp import web
 
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from helpers import Handler
+
+# CI promises every part the suite needs (redis-server, chromium, playwright), so on CI a
+# skip means a part went missing and the feature went untested: it fails the run instead,
+# unless the test says why CI may skip it with @pytest.mark.ci_may_skip("why").
+
+
+def on_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "ci_may_skip(why): CI may skip this test, for the reason given"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if not (report.skipped and on_ci()) or hasattr(report, "wasxfail"):
+        return
+    if item.get_closest_marker("ci_may_skip") is not None:
+        return
+    longrepr = report.longrepr
+    why = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    why = why.removeprefix("Skipped: ")
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped on CI ({why}): CI must run every test; "
+        "mark it @pytest.mark.ci_may_skip('why') if CI may skip it"
+    )
 
 
 @pytest.fixture

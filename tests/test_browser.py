@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import queue
@@ -193,7 +194,9 @@ async def test_the_lecturer_pauses_the_crawl_every_browser_watches(browser_path:
             await watching
 
 
-def test_chromium_is_found_where_ci_installs_it() -> None:
+def test_chromium_and_playwright_are_there_on_ci() -> None:
     if os.environ.get("CI") != "true":
         pytest.skip("only CI promises a chromium")
     assert chromium() is not None, "CI must run the browser tests, not skip them"
+    # Playwright drives it: without the package the browser tests would skip as well.
+    assert importlib.util.find_spec("playwright") is not None, "pip install '.[test]'"

@@ -1,0 +1,71 @@
+"""On CI a skip fails the run (tests/conftest.py), unless the test says why it may skip."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+
+SAMPLE = """
+import pytest
+
+def test_skips():
+    pytest.skip("no redis-server")
+
+@pytest.fixture
+def part():
+    pytest.skip("no chromium")
+
+def test_skips_in_its_fixture(part):
+    pass
+
+@pytest.mark.ci_may_skip("only on some kernels")
+def test_may_skip():
+    pytest.skip("not this kernel")
+
+@pytest.mark.xfail(reason="known")
+def test_expected_to_fail():
+    assert False
+
+def test_passes():
+    pass
+"""
+
+
+def run_sample(tmp_path: Path, ci: str | None) -> str:
+    shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    if ci is not None:
+        env["CI"] = ci
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+         "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    return done.stdout
+
+
+@pytest.mark.parametrize("ci", ["true", "1"])
+def test_on_ci_a_skip_fails_unless_the_test_says_why(tmp_path: Path, ci: str) -> None:
+    out = run_sample(tmp_path, ci)
+    # A skip in a fixture fails the test's setup: pytest counts that as an error.
+    assert "1 failed, 1 passed, 1 skipped, 1 xfailed, 1 error" in out, out
+    assert "FAILED test_sample.py::test_skips" in out, out
+    assert "ERROR test_sample.py::test_skips_in_its_fixture" in out, out
+    assert "skipped on CI (no redis-server): CI must run every test" in out, out
+    assert "skipped on CI (no chromium): CI must run every test" in out, out
+    assert "SKIPPED [1] test_sample.py" in out and "not this kernel" in out, out
+
+
+@pytest.mark.parametrize("ci", [None, "false", ""])
+def test_off_ci_a_skip_is_a_skip(tmp_path: Path, ci: str | None) -> None:
+    out = run_sample(tmp_path, ci)
+    assert "1 passed, 3 skipped, 1 xfailed" in out, out
