@@ -198,7 +198,7 @@ class _TagTarget:
     are forgotten. lxml makes no call for a target method that is None, so it is not told
     of text, comments, doctypes, processing instructions or end tags at all.
 
-    One lives with each cached parser (see `_parser_for`) and serves one page at a time.
+    One lives with each kept parser (see `_take_parser`) and serves one page at a time.
     """
 
     def __init__(self) -> None:
@@ -228,15 +228,6 @@ class _TagTarget:
     pi = None
 
 
-# lxml parsers kept for reuse, per thread (one may not be fed from two at once) and per
-# encoding (it is set when a parser is made). A parser and its parse context hold each
-# other, so one made for each page was a cycle only the collector could free: with the
-# target and bs4's soup, 30 objects a page. They made 18 of the 23 young collections of a
-# 5,000-page crawl, whose collections then took 6% to 10% of its time (bench/README.md).
-_PARSERS_KEPT = 8
-_parsers = threading.local()
-
-
 class _Kept(NamedTuple):
     parser: Any
     target: _TagTarget
@@ -244,33 +235,51 @@ class _Kept(NamedTuple):
     decoder: Callable[..., codecs.IncrementalDecoder] | None
 
 
-def _parser_for(encoding: str | None) -> _Kept:
-    kept: dict[str | None, _Kept] | None = getattr(_parsers, "kept", None)
-    if kept is None:
-        kept = _parsers.kept = {}
-    found = kept.get(encoding)
-    if found is None:
-        target = _TagTarget()
-        try:
-            parser = etree.HTMLParser(target=target, recover=True, encoding=encoding)
-            decoder = None
-        except LookupError:
-            # libxml2 knows fewer names than Python: not euc_jp or euc_kr as Python spells
-            # them, nor ISO-2022-JP, Mac Roman or many code pages at all. Without this, bs4
-            # fell back to UTF-8 and a Japanese page's links came out as U+FFFD.
-            assert encoding is not None  # lxml guesses when given none
-            decoder = codecs.getincrementaldecoder(encoding)  # LookupError: Python neither
-            parser = etree.HTMLParser(target=target, recover=True)
-        if len(kept) >= _PARSERS_KEPT:
-            kept.clear()
-        found = kept[encoding] = _Kept(parser, target, decoder)
-    return found
+# lxml parsers kept for reuse, per encoding (it is set when a parser is made), shared by
+# every thread: a parse takes an idle one and gives it back when the page is done, so no
+# two threads ever feed one parser at once. A parser and its parse context hold each
+# other, so one made for each page was a cycle only the collector could free: with the
+# target and bs4's soup, 30 objects a page. They made 18 of the 23 young collections of a
+# 5,000-page crawl, whose collections then took 6% to 10% of its time (bench/README.md).
+# They were kept per thread once: then each crawl's parse threads, which end after it,
+# left theirs to the collector, at a moment of their own (inside a later parse, say).
+# Now a parser is dropped only past these bounds, or after a failed parse.
+_ENCODINGS_KEPT = 8  # the least recently used encoding's parsers go to make room
+_IDLE_PER_ENCODING = 8  # parses of one encoding at once: the loop and the parse threads
+_idle: dict[str | None, list[_Kept]] = {}  # encoding -> idle parsers, last used last
+_idle_lock = threading.Lock()
 
 
-def _forget_parser(encoding: str | None) -> None:
-    kept = getattr(_parsers, "kept", None)
-    if kept is not None:
-        kept.pop(encoding, None)
+def _take_parser(encoding: str | None) -> _Kept:
+    """An idle parser for `encoding`, this thread's until `_give_back`; made if none is."""
+    with _idle_lock:
+        idle = _idle.get(encoding)
+        if idle:
+            return idle.pop()
+    target = _TagTarget()
+    try:
+        parser = etree.HTMLParser(target=target, recover=True, encoding=encoding)
+        decoder = None
+    except LookupError:
+        # libxml2 knows fewer names than Python: not euc_jp or euc_kr as Python spells
+        # them, nor ISO-2022-JP, Mac Roman or many code pages at all. Without this, bs4
+        # fell back to UTF-8 and a Japanese page's links came out as U+FFFD.
+        assert encoding is not None  # lxml guesses when given none
+        decoder = codecs.getincrementaldecoder(encoding)  # LookupError: Python neither
+        parser = etree.HTMLParser(target=target, recover=True)
+    return _Kept(parser, target, decoder)
+
+
+def _give_back(encoding: str | None, kept: _Kept) -> None:
+    with _idle_lock:
+        idle = _idle.pop(encoding, None)
+        if idle is None:
+            idle = []
+            if len(_idle) >= _ENCODINGS_KEPT:
+                del _idle[next(iter(_idle))]
+        _idle[encoding] = idle  # last: the most recently used
+        if len(idle) < _IDLE_PER_ENCODING:
+            idle.append(kept)
 
 
 class _LinkBuilder(LXMLTreeBuilder):
@@ -297,9 +306,12 @@ class _LinkBuilder(LXMLTreeBuilder):
         assert self.soup is not None
         encoding = self.soup.original_encoding
         links = self.links
-        target: _TagTarget | None = None
         try:
-            parser, target, decoder = _parser_for(encoding)
+            kept = _take_parser(encoding)
+        except LookupError as exc:  # an encoding neither lxml nor Python knows
+            raise ParserRejectedMarkup(exc) from exc
+        parser, target, decoder = kept
+        try:
             decode = None if decoder is None else decoder(errors="replace").decode
             target.links = links
             # At least one feed, even of nothing, or lxml's parser is never set up.
@@ -314,14 +326,14 @@ class _LinkBuilder(LXMLTreeBuilder):
             parser.close()  # which readies it for the next page
         except BaseException as exc:
             # lxml resets a parser whose feed raised, but one left in the middle of a page
-            # would begin the next page there: not worth trusting on so rare a path.
-            _forget_parser(encoding)
+            # would begin the next page there: not worth trusting on so rare a path, so
+            # this one is not given back (the collector frees it).
             if isinstance(exc, UnicodeDecodeError | LookupError | etree.ParserError):
                 raise ParserRejectedMarkup(exc) from exc
             raise
         finally:
-            if target is not None:
-                target.links = None
+            target.links = None
+        _give_back(encoding, kept)
 
 
 def parse_links(

@@ -51,7 +51,7 @@ class CountingStarts:
 
         monkeypatch.setattr(links._TagTarget, "start", counted)
         # A kept parser holds the target's start as it was when the parser was made.
-        monkeypatch.setattr(links, "_parsers", threading.local())
+        monkeypatch.setattr(links, "_idle", {})
 
 
 def test_a_million_tags_of_one_link_hold_no_more_than_a_page_of_links() -> None:

@@ -28,7 +28,7 @@ from crawlscope.engine.sites.hostile_robots import (
 )
 from crawlscope.tui.headless import progress_line
 from crawlscope.tui.options import add_crawl_options, crawl_config
-from helpers import Handler, assert_accounted, html, path, run_crawl
+from helpers import CLI, Handler, assert_accounted, html, path, run_crawl
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
 
@@ -308,6 +308,71 @@ async def test_a_crawl_delay_over_the_cap_is_capped_recorded_and_reported() -> N
         " 0.05 s used (--max-crawl-delay)\n"
     ) in report
     assert progress_line(crawler).endswith(f"  Crawl-delay: {origin} asked 86400 s, 0.05 s used")
+
+
+# The capped delay, small so that the test is quick; the robots.txt asks for a day.
+CAP = 0.4
+# Request starts are stamped where the server sees them, a little after the crawler sent
+# them, by however long the request took to arrive: two arrivals one cap apart may seem
+# this much closer. (Under load they only come later; a gap never shrinks for that.)
+ARRIVAL_SLACK = 0.1
+
+
+def stamped_site(starts: list[float], pages: int = 4) -> dict[str, Handler]:
+    """A robots.txt asking for Crawl-delay 86400 and `pages` pages behind "/", each
+    request's arrival put in `starts` by the server (robots.txt's aside)."""
+    links = "".join(f'<a href="/p{i}">p</a>' for i in range(pages))
+
+    def page(body: str) -> Handler:
+        async def handler(_request: web.Request) -> web.Response:
+            starts.append(time.monotonic())
+            return web.Response(text=body, content_type="text/html")
+
+        return handler
+
+    routes = {"/": page(links), "/robots.txt": robots(200, "User-agent: *\nCrawl-delay: 86400\n")}
+    routes.update({f"/p{i}": page("<p>x</p>") for i in range(pages)})
+    return routes
+
+
+def assert_spaced_by_the_cap(starts: list[float]) -> None:
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert len(gaps) == 4
+    # Not 0 (the delay ignored), and not a day (the crawl would not have ended).
+    assert min(gaps) >= CAP - ARRIVAL_SLACK, f"requests {min(gaps):.3f} s apart"
+
+
+async def test_a_capped_crawl_delay_spaces_the_requests_the_server_sees(serve: Serve) -> None:
+    starts: list[float] = []
+    root = await serve(stamped_site(starts))
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=4, max_crawl_delay=CAP))
+    # Uncapped, the second request would wait a day: a bound turns that into a failure.
+    await asyncio.wait_for(crawler.crawl(), 60)
+    origin = root.rstrip("/")
+    assert crawler.robots.crawl_delays == {origin: CrawlDelay(origin, 86400.0, CAP)}
+    assert len(crawler.ledger.done) == 5
+    assert_spaced_by_the_cap(starts)
+
+
+async def test_max_crawl_delay_on_the_command_line_spaces_the_requests(serve: Serve) -> None:
+    starts: list[float] = []
+    root = await serve(stamped_site(starts))
+    command = [*CLI, "crawl", root, "--max-crawl-delay", str(CAP), "--max-tasks", "4"]
+    proc = await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert f"{CAP:g} s used (--max-crawl-delay)" in out.decode()
+    assert_spaced_by_the_cap(starts)
 
 
 async def test_a_crawl_delay_under_the_cap_is_obeyed_and_reported(serve: Serve) -> None:

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
-from tui_support import config, crawler_of, frames, until
+from tui_support import config, crawler_of, frames, stage_settled, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -193,7 +193,7 @@ async def steps(pilot: Pilot[str], count: int) -> None:
         before = stage.steps
         await pilot.press("n")
         await until(pilot, lambda b=before: stage.steps > b, "one step")  # type: ignore[arg-type,misc]
-    await pilot.pause()
+    await stage_settled(pilot, count)
 
 
 def lecture_lines(app: LectureApp) -> tuple[str, str]:
@@ -223,15 +223,14 @@ async def test_the_lecture_header_has_one_state_word() -> None:
         status, _ = lecture_lines(app)
         assert "STEP MODE" in status and "RUNNING" not in status, status
         await pilot.press("p")
-        await pilot.pause()
+        await until(pilot, lambda: "RUNNING" in lecture_lines(app)[0], "RUNNING in the header")
         status, _ = lecture_lines(app)
-        assert "RUNNING" in status and "STEP" not in status, status
+        assert "STEP" not in status, status
 
 
 def test_the_lecture_at_80x24(snap_compare: Compare) -> None:
     async def run_before(pilot: Pilot[str]) -> None:
-        await steps(pilot, 9)
-        await pilot.pause(0.1)
+        await steps(pilot, 9)  # which waits for what the screenshot shows
 
     assert snap_compare(lecture(), terminal_size=(80, 24), run_before=run_before)
 

@@ -25,7 +25,7 @@ from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.narration import narrate
-from crawlscope.tui.lecture.stage_screen import StageScreen
+from crawlscope.tui.lecture.stage_screen import FRAMES_PER_SECOND, StageScreen
 from crawlscope.tui.lecture.widgets.traceback_screen import TracebackScreen
 from helpers import expected, outcomes
 
@@ -54,6 +54,23 @@ async def step(pilot: Pilot[str], times: int = 1) -> None:
     await pilot.pause()
 
 
+async def ticks_pass(pilot: Pilot[str], count: int = 5) -> None:
+    """Wait until the stage's frame timer has had `count` chances to run a step: a timer
+    of the test's own, on the stage's screen at the stage's rate, has fired `count` times."""
+    stage = stage_of(pilot)
+    fired = 0
+
+    def tick() -> None:
+        nonlocal fired
+        fired += 1
+
+    timer = stage.set_interval(1 / FRAMES_PER_SECOND, tick)
+    try:
+        await until(pilot, lambda: fired >= count, f"{count} ticks of the stage's timer")
+    finally:
+        timer.stop()
+
+
 async def mounted(pilot: Pilot[str]) -> StageScreen:
     app = pilot.app
     assert isinstance(app, LectureApp)
@@ -67,13 +84,13 @@ async def test_n_runs_exactly_one_callback_and_says_what_it_was(engine: str) -> 
     async with app.run_test(size=(120, 40)) as pilot:
         stage = await mounted(pilot)
         assert stage.stepping and stage.steps == 0
-        await pilot.pause(0.3)
+        await ticks_pass(pilot)
         assert stage.steps == 0  # frozen: nothing runs without a key
         await step(pilot)
         assert stage.steps == 1 and len(stage.recent) == 1
         await step(pilot, 9)
         assert stage.steps == 10 and stage.crawler.loop.steps == 10
-        await pilot.pause(0.3)
+        await ticks_pass(pilot)
         assert stage.steps == 10  # still frozen between keys
         text = screen_text(app)
         assert "STEP MODE" in text and "step 10" in text
@@ -140,9 +157,14 @@ async def test_p_runs_the_crawl_to_the_end_with_every_url_accounted(engine: str)
         assert stage.error is None and crawler.phase is Phase.FINISHED
         assert outcomes(crawler) == expected(DEMO)  # type: ignore[arg-type]
         assert crawler.accounting().balanced and crawler.accounting().held == 0
-        await pilot.pause(0.2)
-        assert "The crawl is over" in screen_text(app)
-        assert not app.screen.active_bindings["n"].enabled
+        await until(
+            pilot,
+            lambda: (
+                "The crawl is over" in screen_text(app)
+                and not app.screen.active_bindings["n"].enabled
+            ),
+            "the end said, and n greyed out",
+        )
 
 
 async def frozen(pilot: Pilot[str]) -> StageScreen:
@@ -163,7 +185,7 @@ async def test_n_while_running_freezes_the_crawl() -> None:
         await pilot.press("n")
         await frozen(pilot)
         steps, drawn = stage.steps, stage.redraws
-        await pilot.pause(0.3)
+        await ticks_pass(pilot)
         assert stage.steps == steps and not stage.over
         assert stage.redraws == drawn  # a frozen screen is not drawn again and again
         await step(pilot)
@@ -289,10 +311,11 @@ async def test_the_lecture_walks_through_the_stages_and_hands_over_to_stage_3() 
 async def test_a_single_stage_has_no_other_stages_to_go_to() -> None:
     app = LectureApp(["generators"], make_config=two_workers, demo=DEMO)
     async with app.run_test(size=(120, 40)) as pilot:
-        await mounted(pilot)
+        stage = await mounted(pilot)
+        assert app.check_action("stage", (1,)) is False  # the key is refused, not just slow
         await pilot.press("right")
-        await pilot.pause(0.1)
-        assert app.is_running and stage_of(pilot).engine == "generators"
+        await ticks_pass(pilot, 2)  # time enough for a stage switch, had there been one
+        assert app.is_running and stage_of(pilot) is stage and stage.engine == "generators"
         await pilot.press("q")
     assert app.return_value == "quit"
 

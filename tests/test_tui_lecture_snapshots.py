@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.pilot import Pilot
-from tui_support import frames, until
+from tui_support import frames, stage_settled, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.sites.demo import DemoConfig
@@ -46,7 +46,7 @@ def steps(count: int) -> Callable[[Pilot[str]], object]:
             before = stage.steps
             await pilot.press("n")
             await until(pilot, lambda b=before: stage.steps > b, "one step")
-        await pilot.pause(0.1)
+        await stage_settled(pilot, count)
 
     return run_before
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from textual.geometry import Region
@@ -10,6 +11,7 @@ from textual.pilot import Pilot
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.waiting import wait_until
 
@@ -85,3 +87,22 @@ def screen_text(app: CrawlScopeApp) -> str:
         strips = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
         parts.append("\n".join(strip.text for strip in strips))
     return "\n".join(parts)
+
+
+async def stage_settled(pilot: Pilot[str], steps: int) -> None:
+    """Wait until a lecture stage is frozen after `steps` steps (none wanted, none running)
+    and its status line, as drawn, says so: what a screenshot of it then shows."""
+    app = pilot.app
+    assert isinstance(app, LectureApp)
+    said = re.compile(rf"\bstep {steps}\b")
+
+    def settled() -> bool:
+        stage = app.stage
+        if stage is None or stage.steps != steps or stage.wanted:
+            return False
+        status = stage.query_one("#stage-status")
+        lines = status.render_lines(Region(0, 0, status.size.width, status.size.height))
+        return any(said.search(strip.text) for strip in lines)
+
+    what = f"the stage frozen at step {steps}, and its status saying so"
+    await wait_until(settled, what, timeout=TIMEOUT, pause=pilot.pause)
