@@ -35,6 +35,7 @@ from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, run_headless, 
 from .lecture.app import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
 from .options import (
     ConfigFileError,
+    OneLineErrors,
     add_config_option,
     add_crawl_options,
     add_demo_options,
@@ -60,9 +61,14 @@ from .screenshots import shoot_app, take_screenshot
 from .serve import add_serve_command, run_serve
 from .startup import DEMO_FOR_THE_EYE, LiveCrawl, Recording
 
+NO_TERMINAL = (
+    "crawlscope: no terminal, so no TUI: running a headless crawl of the demo site instead "
+    "(crawlscope crawl URL for your own)"
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = OneLineErrors(  # its subcommands are of its class
         prog="crawlscope",
         description="An asyncio web crawler you can watch think. With no command, "
         "open the live TUI on the built-in demo site.",
@@ -335,10 +341,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         # No command: the TUI on the demo site, taking any crawl or demo options given.
         # Without a terminal to draw on (a pipe, CI), the same demo crawl runs headless.
-        if sys.stdout.isatty() or "--screenshot" in argv:
+        if (sys.stdin.isatty() and sys.stdout.isatty()) or "--screenshot" in argv:
             argv = ["tui", *argv]
         else:
-            demo_parser = argparse.ArgumentParser(prog="crawlscope")
+            demo_parser = OneLineErrors(prog="crawlscope", help_command="crawlscope tui")
             add_crawl_options(demo_parser)
             add_demo_options(demo_parser)
             add_config_option(demo_parser)
@@ -346,6 +352,9 @@ def _main(argv: Sequence[str] | None) -> int:
                 args = parse_command_line(demo_parser, argv)
             except ConfigFileError as exc:
                 return _fail(str(exc))
+            # Said first: a user who typed `crawlscope` in CI or into a pipe expected a
+            # screen, and should learn at once why a report comes instead.
+            print(NO_TERMINAL, file=sys.stderr, flush=True)
             return _run(lambda: _crawl_demo(args))
     parser = build_parser()
     try:

@@ -8,7 +8,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, NoReturn, TextIO
 
 from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
 from crawlscope.engine.feeds import FORMATS
@@ -406,6 +406,21 @@ def _given_config(argv: list[str]) -> str | None:
     pre.add_argument("--config")
     found, _rest = pre.parse_known_args(argv)
     return found.config
+
+
+class OneLineErrors(argparse.ArgumentParser):
+    """An ArgumentParser whose mistakes are one line and where to read more, not the whole
+    usage block: a usage of twenty lines buries the one line that says what was wrong.
+    Its subcommands are of this class too (argparse makes them of the parent's class)."""
+
+    def __init__(self, *args: Any, help_command: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help_command = help_command  # whose --help lists these options, if not prog's
+
+    def error(self, message: str) -> NoReturn:
+        # The message quotes what was typed: escaped, so it stays one line and inert.
+        where = self.help_command or self.prog
+        self.exit(2, f"{self.prog}: error: {printable(message)} (see {where} --help)\n")
 
 
 def parse_command_line(
