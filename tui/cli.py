@@ -103,8 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
         "lecture",
         help="walk through the chapter's three stages on the demo site",
         description="The chapter's three stages in turn, each crawling the built-in demo "
-        "site: callbacks, then generator coroutines (n steps, p runs, → next stage, "
-        "← previous), then the asyncio TUI.",
+        "site: callbacks, then generator coroutines (n steps, ← steps back and from a "
+        "stage's first step goes to the stage before, p runs, → next stage), then the "
+        "asyncio TUI.",
     )
     lecture.add_argument("--max-tasks", type=whole_number(1, 20), default=3, metavar="N",
                          help="workers in every stage (default 3)")  # fmt: skip
