@@ -58,6 +58,11 @@ def test_an_unknown_option_is_one_line_for_every_command(command: str) -> None:
         (["demo-site", "--port", "x"], "crawlscope demo-site", "invalid int value: 'x'"),
         (["completion", "tcsh"], "crawlscope completion", "invalid choice: 'tcsh'"),
         (["no-such-command"], "crawlscope", "invalid choice: 'no-such-command'"),
+        # --config is looked for before the parse, by a parser of its own: it too is one line.
+        (["crawl", "http://127.0.0.1/", "--config"], "crawlscope crawl",
+         "argument --config: expected one argument"),
+        (["crawl", "http://127.0.0.1/", "--max-t", "3"], "crawlscope crawl",
+         "ambiguous option: --max-t could match"),
     ],
 )  # fmt: skip
 def test_a_bad_value_is_one_line(args: list[str], prog: str, says: str) -> None:

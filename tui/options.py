@@ -402,9 +402,12 @@ def config_defaults(
 def _given_config(argv: list[str]) -> str | None:
     """--config FILE from the command line, before the real parse (abbreviations off, so
     --con cannot be taken for it)."""
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     pre.add_argument("--config")
-    found, _rest = pre.parse_known_args(argv)
+    try:
+        found, _rest = pre.parse_known_args(argv)
+    except argparse.ArgumentError:
+        return None  # `--config` with no FILE: the real parse says so, in its one line
     return found.config
 
 
