@@ -10,12 +10,15 @@ from collections.abc import Sequence
 import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
-from tui_support import screen_text, until
+from tui_support import crawler_of, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.tui.lecture.app import LectureApp
+from crawlscope.engine.snapshot import Phase
+from crawlscope.tui.lecture.app import ASYNCIO_INTRO, LectureApp
+from crawlscope.tui.lecture.stage3 import AsyncioStage
 from crawlscope.tui.lecture.stage_screen import StageScreen
+from crawlscope.tui.startup import LiveCrawl
 
 DEMO = DemoConfig(pages=20, links_per_page=4)
 PANELS = ("#stage-main", "#stage-queue", "#stage-narration")
@@ -136,3 +139,23 @@ async def test_left_while_running_freezes_on_the_step_before(engine: str) -> Non
         assert shown < frozen_at and f"step {shown} of {frozen_at}" in status(app)
         await pilot.pause(0.3)
         assert stage.steps == frozen_at  # frozen while looking back
+
+
+async def test_left_in_stage_3_goes_back_to_stage_2() -> None:
+    """Stage 3 is asyncio's own loop, which cannot be stepped: ← stops its crawl as q
+    does and says to go back; the lecture then reopens stage 2 (`start`)."""
+    live = LiveCrawl(make_config=two_workers, demo=DemoConfig(pages=200, latency=0.05))
+    app = AsyncioStage(live, greeting=ASYNCIO_INTRO)
+    async with app.run_test(size=(120, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await pilot.press("left")
+        await until(pilot, lambda: not app.is_running, "stage 3 closed")
+    assert app.went_back
+    assert crawler.phase is Phase.STOPPED  # stopped gracefully, as q would
+    lecture = LectureApp(
+        ["callbacks", "generators"], make_config=two_workers, demo=DEMO, walk=True, start=1
+    )
+    async with lecture.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: lecture.stage is not None, "the stage screen")
+        assert stage_of(lecture).engine == "generators"
+        assert "Stage 2: coroutines" in screen_text(lecture)

@@ -33,6 +33,7 @@ from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 from .app import CrawlScopeApp
 from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, run_headless, save_report
 from .lecture.app import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
+from .lecture.stage3 import AsyncioStage
 from .options import (
     ConfigFileError,
     OneLineErrors,
@@ -646,13 +647,19 @@ def _lecture(args: argparse.Namespace) -> int:
     def config(roots: Sequence[str]) -> CrawlConfig:
         return CrawlConfig(roots=tuple(roots), max_tasks=args.max_tasks)
 
-    lecture = LectureApp(("callbacks", "generators"), make_config=config, walk=True)
-    if lecture.run() != "next":
-        return 1 if lecture.error else _app_status(lecture)
-    # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
-    live = LiveCrawl(make_config=config, slowmo=0.25)
-    app = CrawlScopeApp(live, greeting=ASYNCIO_INTRO)
-    app.run()
+    stages = ("callbacks", "generators")
+    start = 0
+    while True:
+        lecture = LectureApp(stages, make_config=config, walk=True, start=start)
+        if lecture.run() != "next":
+            return 1 if lecture.error else _app_status(lecture)
+        # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
+        live = LiveCrawl(make_config=config, slowmo=0.25)
+        app = AsyncioStage(live, greeting=ASYNCIO_INTRO)
+        app.run()
+        if not app.went_back or app.crawl_error:
+            break
+        start = len(stages) - 1  # ←: stage 2 again, a fresh crawl as every stage starts
     summarise(live.crawler, None, sys.stdout)
     return 1 if app.crawl_error else _app_status(app)
 

@@ -41,7 +41,8 @@ INTROS = {
 ASYNCIO_INTRO = (
     "Stage 3: asyncio. The same crawl written with async/await, aiohttp and asyncio's "
     "Queue. The loop, the Futures and the Tasks are now the standard library's, so there "
-    "is no loop of ours to step: use slow motion (s) and pause (p) to watch it instead."
+    "is no loop of ours to step: use slow motion (s) and pause (p) to watch it instead, "
+    "and ← to go back to stage 2."
 )
 
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
@@ -71,9 +72,11 @@ class LectureApp(App[str]):
         stepping: bool = True,
         walk: bool = False,
         reproducible: bool = False,
+        start: int = 0,
     ) -> None:
         """`walk`: the lecture (intros, and moving past the last stage ends the app with
-        "next"); otherwise one stage, with no way to another."""
+        "next"); otherwise one stage, with no way to another. `start`: the index of the
+        stage shown first (the lecture comes back to stage 2 from stage 3)."""
         super().__init__()
         self.engines = tuple(engines)
         self.roots = tuple(roots)
@@ -82,7 +85,7 @@ class LectureApp(App[str]):
         self.stepping = stepping
         self.walk = walk
         self.reproducible = reproducible
-        self.index = 0
+        self.index = start
         self.error: str | None = None
         self._server: DemoServer | None = None
         self.last_stage: StageScreen | None = None  # its crawl is reported after the app
