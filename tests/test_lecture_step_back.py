@@ -18,6 +18,7 @@ from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.lecture.app import ASYNCIO_INTRO, LectureApp
 from crawlscope.tui.lecture.stage3 import AsyncioStage
 from crawlscope.tui.lecture.stage_screen import StageScreen
+from crawlscope.tui.lecture.widgets.traceback_screen import TracebackScreen
 from crawlscope.tui.startup import LiveCrawl
 
 DEMO = DemoConfig(pages=20, links_per_page=4)
@@ -159,3 +160,19 @@ async def test_left_in_stage_3_goes_back_to_stage_2() -> None:
         await until(pilot, lambda: lecture.stage is not None, "the stage screen")
         assert stage_of(lecture).engine == "generators"
         assert "Stage 2: coroutines" in screen_text(lecture)
+
+
+async def test_left_over_a_traceback_does_not_move_the_stage_beneath() -> None:
+    app = LectureApp(["callbacks", "generators"], make_config=two_workers, demo=DEMO, walk=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.stage is not None, "the stage screen")
+        await pilot.press("right")
+        await until(pilot, lambda: stage_of(app).engine == "generators", "stage 2")
+        stage = stage_of(app)
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TracebackScreen), "the traceback")
+        await pilot.press("left")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, TracebackScreen) and app.index == 1
+        await pilot.press("escape")
+        await until(pilot, lambda: app.stage is stage, "back on stage 2, the same crawl")
