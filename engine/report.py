@@ -17,6 +17,7 @@ from .records import FetchRecord
 from .redirects import Chain, ChainEnd
 from .snapshot import Accounting
 from .text import printable
+from .workers import Worker, WorkerState
 
 
 def url_line(record: FetchRecord, stats: Counter[str]) -> str:
@@ -151,6 +152,24 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
     write_totals(crawl, out, stats)
 
 
+def workers_at_end(crawl: Crawl) -> int:
+    """The workers the crawl had when it ended: those it started with, give or take the
+    ones added, removed (`retiring`) or cancelled (c) while it ran. An engine whose
+    workers cannot change (the lecture's) has its config's count."""
+    workers = getattr(crawl, "workers", None)
+    if not isinstance(workers, Mapping) or not workers:
+        return crawl.config.max_tasks
+    if not all(isinstance(w, Worker) for w in workers.values()):
+        return crawl.config.max_tasks
+    # Alive, or ended by the crawl's own end (STOPPED, not retired): not one that a key
+    # took away (retired, or cancelled and so CANCELLED) or that died of a bug.
+    return sum(
+        1
+        for w in workers.values()
+        if not w.retiring and (w.alive or w.state is WorkerState.STOPPED)
+    )
+
+
 def write_totals(crawl: Crawl, out: TextIO, stats: Counter[str] | None = None) -> None:
     """The report's last lines: the time, the count of each outcome, the accounting.
 
@@ -158,7 +177,7 @@ def write_totals(crawl: Crawl, out: TextIO, stats: Counter[str] | None = None) -
     URL) the records are tallied here."""
     books = crawl.ledger
     dt = crawl.elapsed
-    tasks = crawl.config.max_tasks
+    tasks = workers_at_end(crawl)
     finished = len(books.done) + len(books.failed)
     speed = finished / dt / tasks if dt and tasks else 0.0
     accounting = crawl.accounting()
@@ -166,8 +185,9 @@ def write_totals(crawl: Crawl, out: TextIO, stats: Counter[str] | None = None) -
         stats = Counter()
         for record in [*books.done.values(), *books.failed.values()]:
             url_line(record, stats)
+    started = "" if tasks == crawl.config.max_tasks else f", started with {crawl.config.max_tasks}"
     print(
-        f"Finished {finished} urls in {dt:.3f} secs (max_tasks={tasks})"
+        f"Finished {finished} urls in {dt:.3f} secs (max_tasks={tasks}{started})"
         f" ({speed:.3f} urls/sec/task)",
         file=out,
     )

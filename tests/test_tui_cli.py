@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+from crawlscope.tui.cli import NO_TERMINAL
 
 CLI = [sys.executable, "-m", "crawlscope.tui"]
 
@@ -39,6 +43,35 @@ def test_plain_crawlscope_without_a_terminal_crawls_the_demo_headless() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("*** Report ***")
     assert "(all accounted for)" in result.stdout
+
+
+def test_plain_crawlscope_into_a_pipe_says_in_one_line_what_it_runs_instead() -> None:
+    # stdout a pipe, as in CI or `crawlscope | less`: one line on stderr before the crawl.
+    result = run("--pages", "10")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [NO_TERMINAL]
+    assert "headless" in NO_TERMINAL and "demo site" in NO_TERMINAL and "TUI" in NO_TERMINAL
+    assert NO_TERMINAL not in result.stdout  # the report stays clean for whoever reads it
+
+
+def test_plain_crawlscope_with_a_terminal_out_but_none_in_runs_headless_too() -> None:
+    """stdout a terminal but stdin not (`echo | crawlscope`): no keys could reach a TUI,
+    so the same headless demo crawl, said in the same line, not a refusal."""
+    controller, terminal = os.openpty()
+    proc = subprocess.Popen(
+        [*CLI, "--pages", "10"], stdin=subprocess.DEVNULL, stdout=terminal,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    os.close(terminal)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO: the process closed its end
+        while chunk := os.read(controller, 65536):
+            shown += chunk
+    os.close(controller)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert err.splitlines() == [NO_TERMINAL]
+    assert b"*** Report ***" in shown and b"(all accounted for)" in shown
 
 
 def test_tui_options_are_checked_before_the_screen_opens() -> None:

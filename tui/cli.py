@@ -33,8 +33,10 @@ from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 from .app import CrawlScopeApp
 from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, run_headless, save_report
 from .lecture.app import ASYNCIO_INTRO, LECTURE_DEMO, LectureApp
+from .lecture.stage3 import AsyncioStage
 from .options import (
     ConfigFileError,
+    OneLineErrors,
     add_config_option,
     add_crawl_options,
     add_demo_options,
@@ -60,9 +62,14 @@ from .screenshots import shoot_app, take_screenshot
 from .serve import add_serve_command, run_serve
 from .startup import DEMO_FOR_THE_EYE, LiveCrawl, Recording
 
+NO_TERMINAL = (
+    "crawlscope: no terminal, so no TUI: running a headless crawl of the demo site instead "
+    "(crawlscope crawl URL for your own)"
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = OneLineErrors(  # its subcommands are of its class
         prog="crawlscope",
         description="An asyncio web crawler you can watch think. With no command, "
         "open the live TUI on the built-in demo site.",
@@ -97,8 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
         "lecture",
         help="walk through the chapter's three stages on the demo site",
         description="The chapter's three stages in turn, each crawling the built-in demo "
-        "site: callbacks, then generator coroutines (n steps, p runs, → next stage, "
-        "← previous), then the asyncio TUI.",
+        "site: callbacks, then generator coroutines (n steps, ← steps back and from a "
+        "stage's first step goes to the stage before, p runs, → next stage), then the "
+        "asyncio TUI.",
     )
     lecture.add_argument("--max-tasks", type=whole_number(1, 20), default=3, metavar="N",
                          help="workers in every stage (default 3)")  # fmt: skip
@@ -335,10 +343,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         # No command: the TUI on the demo site, taking any crawl or demo options given.
         # Without a terminal to draw on (a pipe, CI), the same demo crawl runs headless.
-        if sys.stdout.isatty() or "--screenshot" in argv:
+        if (sys.stdin.isatty() and sys.stdout.isatty()) or "--screenshot" in argv:
             argv = ["tui", *argv]
         else:
-            demo_parser = argparse.ArgumentParser(prog="crawlscope")
+            demo_parser = OneLineErrors(prog="crawlscope", help_command="crawlscope tui")
             add_crawl_options(demo_parser)
             add_demo_options(demo_parser)
             add_config_option(demo_parser)
@@ -346,6 +354,9 @@ def _main(argv: Sequence[str] | None) -> int:
                 args = parse_command_line(demo_parser, argv)
             except ConfigFileError as exc:
                 return _fail(str(exc))
+            # Said first: a user who typed `crawlscope` in CI or into a pipe expected a
+            # screen, and should learn at once why a report comes instead.
+            print(NO_TERMINAL, file=sys.stderr, flush=True)
             return _run(lambda: _crawl_demo(args))
     parser = build_parser()
     try:
@@ -636,13 +647,19 @@ def _lecture(args: argparse.Namespace) -> int:
     def config(roots: Sequence[str]) -> CrawlConfig:
         return CrawlConfig(roots=tuple(roots), max_tasks=args.max_tasks)
 
-    lecture = LectureApp(("callbacks", "generators"), make_config=config, walk=True)
-    if lecture.run() != "next":
-        return 1 if lecture.error else _app_status(lecture)
-    # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
-    live = LiveCrawl(make_config=config, slowmo=0.25)
-    app = CrawlScopeApp(live, greeting=ASYNCIO_INTRO)
-    app.run()
+    stages = ("callbacks", "generators")
+    start = 0
+    while True:
+        lecture = LectureApp(stages, make_config=config, walk=True, start=start)
+        if lecture.run() != "next":
+            return 1 if lecture.error else _app_status(lecture)
+        # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
+        live = LiveCrawl(make_config=config, slowmo=0.25)
+        app = AsyncioStage(live, greeting=ASYNCIO_INTRO)
+        app.run()
+        if not app.went_back or app.crawl_error:
+            break
+        start = len(stages) - 1  # ←: stage 2 again, a fresh crawl as every stage starts
     summarise(live.crawler, None, sys.stdout)
     return 1 if app.crawl_error else _app_status(app)
 

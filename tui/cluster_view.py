@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass, field
+from collections.abc import Container
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import redis.asyncio as aioredis
@@ -29,7 +30,7 @@ from crawlscope.engine.cluster.observe import (
     HostReadiness,
     ProcessView,
 )
-from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.snapshot import Phase, Snapshot
 from crawlscope.engine.text import mask_userinfo, printable
 
 from .attach import READ_ONLY, AttachStarted
@@ -39,6 +40,30 @@ from .screens.panels import FRAMES_PER_SECOND
 
 PROCESSES_LISTED = 6  # process lines on the panel; the rest are counted
 HOSTS_LISTED = 4  # hosts named on the readiness line, the most queued first
+
+
+class KeptClock(ClusterCrawl):
+    """The cluster as the view shows it: when every process has gone (ended, or its key
+    expired), the clock stays where the last of them left it, not back at 0:00, and the
+    crawl is over (finished, or stopped with work left), not starting again."""
+
+    def __init__(self, client: aioredis.Redis, crawl_id: str) -> None:
+        super().__init__(client, crawl_id)
+        self.last_elapsed = 0.0
+
+    def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
+        snap = super().snapshot(where_for, rows)
+        if self.processes:
+            self.last_elapsed = snap.elapsed
+            return snap
+        if not self.ready.is_set():
+            return snap  # none seen yet: nothing to keep
+        phase = snap.phase if snap.phase is Phase.FINISHED else Phase.STOPPED
+        return replace(snap, elapsed=self.last_elapsed, phase=phase)
+
+
+def processes(number: int) -> str:
+    return f"{number} process" if number == 1 else f"{number} processes"
 
 
 @dataclass
@@ -57,7 +82,7 @@ class ClusterAttached:
         self.client = aioredis.Redis.from_url(
             self.redis_url, socket_connect_timeout=2, socket_timeout=10
         )
-        self.cluster = ClusterCrawl(self.client, self.crawl_id)
+        self.cluster = KeptClock(self.client, self.crawl_id)
 
     async def run(self, started: AttachStarted) -> None:
         """Read the cluster until cancelled; tell `started` once a process is seen."""
@@ -144,7 +169,7 @@ def cluster_lines(attached: ClusterAttached) -> list[Text]:
         head.append(f"  cannot reach Redis: {printable(cluster.unreachable, 120)}", "bold red")
     f = cluster.figures
     head.append(
-        f"  {len(cluster.processes)} processes · queue {f.queued} · unfinished "
+        f"  {processes(len(cluster.processes))} · queue {f.queued} · unfinished "
         f"{f.unfinished} · in flight {f.in_flight} · seen {f.seen}",
         "bold",
     )
@@ -152,7 +177,7 @@ def cluster_lines(attached: ClusterAttached) -> list[Text]:
     lines += [process_line(p) for p in cluster.processes[:PROCESSES_LISTED]]
     more = len(cluster.processes) - PROCESSES_LISTED
     if more > 0:
-        lines.append(Text(f" +{more} more processes", "dim"))
+        lines.append(Text(f" +{more} more {'process' if more == 1 else 'processes'}", "dim"))
     lines.append(hosts_line(cluster.hosts))
     return lines
 

@@ -8,7 +8,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, NoReturn, TextIO
 
 from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
 from crawlscope.engine.feeds import FORMATS
@@ -402,10 +402,28 @@ def config_defaults(
 def _given_config(argv: list[str]) -> str | None:
     """--config FILE from the command line, before the real parse (abbreviations off, so
     --con cannot be taken for it)."""
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     pre.add_argument("--config")
-    found, _rest = pre.parse_known_args(argv)
+    try:
+        found, _rest = pre.parse_known_args(argv)
+    except argparse.ArgumentError:
+        return None  # `--config` with no FILE: the real parse says so, in its one line
     return found.config
+
+
+class OneLineErrors(argparse.ArgumentParser):
+    """An ArgumentParser whose mistakes are one line and where to read more, not the whole
+    usage block: a usage of twenty lines buries the one line that says what was wrong.
+    Its subcommands are of this class too (argparse makes them of the parent's class)."""
+
+    def __init__(self, *args: Any, help_command: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help_command = help_command  # whose --help lists these options, if not prog's
+
+    def error(self, message: str) -> NoReturn:
+        # The message quotes what was typed: escaped, so it stays one line and inert.
+        where = self.help_command or self.prog
+        self.exit(2, f"{self.prog}: error: {printable(message)} (see {where} --help)\n")
 
 
 def parse_command_line(

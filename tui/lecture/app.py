@@ -28,20 +28,21 @@ INTROS = {
         "and the loop calls the function registered for each. A fetch is a chain of those "
         "callbacks (connected, then read_response), and its state lives in a Fetcher "
         "object, because no stack survives from one callback to the next. Press n to run "
-        "one callback, p to let it run, → for stage 2."
+        "one callback, ← to step back, p to let it run, → for stage 2."
     ),
     "generators": (
         "Stage 2: coroutines from generators. Each worker is a generator that yields a "
         "Future when it must wait; a Task drives it with send() and resumes it when that "
         "Future is resolved. The yield-from chain below each task is its suspended stack, "
-        "the one callbacks lost. Press n to step, p to run, ← back to stage 1, → stage 3."
+        "the one callbacks lost. Press n to step, ← to step back, p to run, → stage 3."
     ),
 }
 # What the lecture says before handing over to the main TUI (stage 3).
 ASYNCIO_INTRO = (
     "Stage 3: asyncio. The same crawl written with async/await, aiohttp and asyncio's "
     "Queue. The loop, the Futures and the Tasks are now the standard library's, so there "
-    "is no loop of ours to step: use slow motion (s) and pause (p) to watch it instead."
+    "is no loop of ours to step: use slow motion (s) and pause (p) to watch it instead, "
+    "and ← to go back to stage 2."
 )
 
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
@@ -71,9 +72,11 @@ class LectureApp(App[str]):
         stepping: bool = True,
         walk: bool = False,
         reproducible: bool = False,
+        start: int = 0,
     ) -> None:
         """`walk`: the lecture (intros, and moving past the last stage ends the app with
-        "next"); otherwise one stage, with no way to another."""
+        "next"); otherwise one stage, with no way to another. `start`: the index of the
+        stage shown first (the lecture comes back to stage 2 from stage 3)."""
         super().__init__()
         self.engines = tuple(engines)
         self.roots = tuple(roots)
@@ -82,7 +85,7 @@ class LectureApp(App[str]):
         self.stepping = stepping
         self.walk = walk
         self.reproducible = reproducible
-        self.index = 0
+        self.index = start
         self.error: str | None = None
         self._server: DemoServer | None = None
         self.last_stage: StageScreen | None = None  # its crawl is reported after the app
@@ -123,14 +126,24 @@ class LectureApp(App[str]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stage":
+            direction = parameters[0] if parameters else 1
+            if direction == -1 and self.stage is not None and self.stage.can_step_back:
+                return True
             if not self.walk:
                 return False  # one stage only: nothing to move to
-            direction = parameters[0] if parameters else 1
             if direction == -1 and self.index == 0:
                 return None
         return True
 
     async def action_stage(self, direction: int) -> None:
+        """→ the next stage; ← a step back, and from a stage's first step the stage
+        before it (Back, as a browser's goes back through a page's history first)."""
+        stage = self.stage
+        if direction == -1 and stage is not None and stage.can_step_back:
+            stage.step_back()
+            return
+        if not self.walk:
+            return
         index = self.index + direction
         if index >= len(self.engines):
             self.exit("next")  # on to stage 3, the main TUI

@@ -18,6 +18,7 @@ import asyncio
 import re
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -39,7 +40,7 @@ from crawlscope.engine.lecture.stage_generators import (
 from crawlscope.engine.lecture.stages import create
 from crawlscope.engine.lecture.steps import Step
 from crawlscope.engine.politeness import origin_of
-from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.snapshot import Accounting, Phase
 from crawlscope.engine.text import printable
 
 from ..widgets.keys_footer import KeysFooter
@@ -62,6 +63,8 @@ STAGE_TITLES = {
 # The same, for a narrow terminal.
 SHORT_TITLES = {"callbacks": "stage 1 · callbacks", "generators": "stage 2 · generators"}
 RECENT_STEPS = 12
+# What ← can step back through: the screens of this many steps (a few kB each).
+LOOK_BACK = 500
 # Narrower than this (columns), the status line and the footer are made compact.
 NARROW = 100
 RIPPED = (
@@ -77,6 +80,18 @@ WHOLE = (
 )
 # Masks socket numbers in what reproducible screens show (they differ from run to run).
 _FD = re.compile(r"socket \d+")
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """What the panels showed after a step: kept so ← can show it again. The loop cannot
+    run backwards (its sockets have moved on), so stepping back is looking back."""
+
+    steps: int
+    accounting: Accounting
+    main: LoopView | tuple[TaskView, ...]
+    queue: QueueInsidesView
+    recent: tuple[Narrated, ...]
 
 
 class StageScreen(Screen[None]):
@@ -118,6 +133,8 @@ class StageScreen(Screen[None]):
         self.wanted = 0  # steps asked for by n and not yet run (the network may be slow)
         self.error: str | None = None
         self.recent: deque[Narrated] = deque(maxlen=RECENT_STEPS)
+        self.history: deque[Frame] = deque(maxlen=LOOK_BACK)  # the newest is the live one
+        self.looking: int | None = None  # the index in history shown by ←; None: live
         self.origin = origin_of(self.roots[0])
         self.crawler: LectureCrawler = self._build()
         self._timer: Timer | None = None
@@ -229,7 +246,12 @@ class StageScreen(Screen[None]):
             loop.hold_clock()
 
     def _tick(self) -> None:
-        if not self.is_mounted or self.over or (self.stepping and not self.wanted):
+        if (
+            not self.is_mounted
+            or self.over
+            or (self.stepping and not self.wanted)
+            or self.looking is not None
+        ):
             # Frozen or over: nothing changes until a key, and each key redraws. Drawing
             # the same screen 15 times a second would only keep the app from ever idling.
             return
@@ -244,12 +266,36 @@ class StageScreen(Screen[None]):
     # ---- keys ------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "step" and self.looking is not None:
+            return True  # forward again through the steps looked back at
         if action in ("step", "toggle_run", "speed") and self.over:
             return None  # shown greyed out: the crawl is over
         return True
 
+    @property
+    def can_step_back(self) -> bool:
+        return (len(self.history) - 1 if self.looking is None else self.looking) > 0
+
+    def step_back(self) -> None:
+        """Show the screen as it was one step before (←); freezes a running stage."""
+        if not self.can_step_back:
+            return
+        if not self.stepping:
+            self.stepping = True
+        self.wanted = 0  # a step asked for and not yet come is no longer wanted
+        self.crawler.loop.hold_clock()
+        self.looking = (len(self.history) if self.looking is None else self.looking + 1) - 2
+        self._redraw()
+
     def action_step(self) -> None:
-        """Freeze (if running) and run one more callback."""
+        """Freeze (if running) and run one more callback; after ←, the next step shown
+        is the one looked back from, until the live one is reached again."""
+        if self.looking is not None:
+            self.looking += 1
+            if self.looking >= len(self.history) - 1:
+                self.looking = None
+            self._redraw()
+            return
         if not self.stepping:
             self.stepping = True
             self.crawler.loop.hold_clock()
@@ -258,6 +304,9 @@ class StageScreen(Screen[None]):
         self._redraw()
 
     def action_toggle_run(self) -> None:
+        if self.looking is not None:
+            self.looking = None  # runs on from where the crawl really is
+            self.stepping = True
         self.stepping = not self.stepping
         self.wanted = 0
         if self.stepping:
@@ -295,20 +344,44 @@ class StageScreen(Screen[None]):
 
     def _redraw(self) -> None:
         self.redraws += 1
-        crawler = self.crawler
+        if self.looking is None:
+            self._keep(self._live_frame())
+        frame = self._frame()
         self._status.update(self._status_text())
-        if isinstance(crawler, GeneratorCrawler):
-            assert isinstance(self._main, TaskChains)
-            self._main.show(self._tasks(crawler))
-            self._queue.show(self._generator_queue(crawler))
-        else:
+        if isinstance(frame.main, LoopView):
             assert isinstance(self._main, LoopPanel)
-            self._main.show(self._loop_view(crawler))
-            self._queue.show(self._callback_queue(crawler))
-        self._told.show(self.steps, tuple(self.recent), self._note())
+            self._main.show(frame.main)
+        else:
+            assert isinstance(self._main, TaskChains)
+            self._main.show(frame.main)
+        self._queue.show(frame.queue)
+        self._told.show(frame.steps, frame.recent, self._note())
         self.refresh_bindings()
 
+    def _live_frame(self) -> Frame:
+        crawler = self.crawler
+        main: LoopView | tuple[TaskView, ...]
+        if isinstance(crawler, GeneratorCrawler):
+            main, queue = self._tasks(crawler), self._generator_queue(crawler)
+        else:
+            main, queue = self._loop_view(crawler), self._callback_queue(crawler)
+        return Frame(self.steps, crawler.accounting(), main, queue, tuple(self.recent))
+
+    def _keep(self, frame: Frame) -> None:
+        """History holds one frame per step: a redraw with no step since replaces it."""
+        if self.history and self.history[-1].steps == frame.steps:
+            self.history[-1] = frame
+        else:
+            self.history.append(frame)
+
+    def _frame(self) -> Frame:
+        if self.looking is None:
+            return self.history[-1]
+        return self.history[self.looking]
+
     def _note(self) -> str:
+        if self.looking is not None:
+            return ""  # the panels are as they were; the status line says it is a look back
         if self.error:
             return f"The crawl failed: {self.error}"
         if self.over:
@@ -338,22 +411,26 @@ class StageScreen(Screen[None]):
     def _status_text(self) -> Text:
         """One state word, then what a lecturer reads off it, most needed first: on a
         narrow terminal the line is cut from the right."""
-        crawler = self.crawler
         narrow = self.size.width < NARROW
         gap = "  " if narrow else "   "
         word, style = self._mode()
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f" {word} ", style)
-        line.append(f"{gap}step {self.steps}", "bold")
+        frame = self._frame() if self.history else None
+        line.append(f"{gap}step {frame.steps if frame else self.steps}", "bold")
+        if self.looking is not None:
+            line.append(f" of {self.steps} · n forward, p runs on", "bold")
         if word == "RUNNING":
             line.append(f" · {self.speed} a frame", "bold")
         line.append(gap + (SHORT_TITLES if narrow else STAGE_TITLES)[self.engine], "bold")
-        a = crawler.accounting()
+        a = frame.accounting if frame else self.crawler.accounting()
         line.append(f"{gap}{a.done} done  {a.failed} failed  {a.queued} queued", "dim")
         return line
 
     def _mode(self) -> tuple[str, str]:
         """The one word for what the stage is doing, and its style."""
+        if self.looking is not None:
+            return "LOOKING BACK", "bold black on yellow"
         if self.error is not None:
             return "FAILED", "bold white on red"
         if self.over:

@@ -99,6 +99,11 @@ class QueueFigures(Repaints):
             self._look = look
             self._rows_by_line.clear()
             self._rows = None
+            # A new width wraps the lines anew: the rows drawn now are the ones the next
+            # show_lines must compare with. Kept from the old width, a line that moved up
+            # a row onto where the same line had wrapped would be taken as drawn already
+            # (after 140x40 to 80x24: "counts it" left where "join() waits" belonged).
+            self._row_keys = [(ln, k) for ln in self._lines for k in range(len(self._wrap(ln)))]
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
