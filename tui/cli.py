@@ -413,7 +413,10 @@ def _crawl(args: argparse.Namespace) -> int:
             else redis_crawler(config, args.redis, args.crawl_id, args.lease)
         )
         if args.state:
-            keep_state(crawler, args.state)
+            try:
+                keep_state(crawler, args.state)
+            except StateError as exc:  # another process took it since it was checked
+                return _fail(str(exc))
         async with monitoring(crawler, place):
             return await run_headless(
                 crawler, args.output, args.verbose, args.quiet, record=args.record,

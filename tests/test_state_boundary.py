@@ -1,0 +1,208 @@
+"""A `--state` file is input from outside the crawl: its rows are checked as discovered
+URLs are, and a second process on the same file is told at once who has it."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from redis_support import crawl, records, wait_until
+
+from crawlscope.engine.cluster.sqlite_state import SCHEMA
+from helpers import demo_site_process, run_cli
+
+
+class Site:
+    """A real HTTP server on 127.0.0.1 that notes every path asked of it."""
+
+    def __init__(self, robots: str = "") -> None:
+        asked: list[str] = []
+        self.asked = asked
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                asked.append(self.path)
+                if self.path == "/robots.txt":
+                    body, kind = robots.encode(), "text/plain"
+                else:
+                    body, kind = b"<html><title>page</title></html>", "text/html"
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Site:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    with Site("User-agent: *\nDisallow: /private/\n") as s:
+        yield s
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[Site]:
+    with Site() as s:
+        yield s
+
+
+def write_state(path: Path, rows: list[tuple[object, ...]]) -> None:
+    db = sqlite3.connect(path)
+    db.execute(SCHEMA)
+    db.executemany("INSERT INTO urls VALUES (?, ?, ?, ?, ?)", rows)
+    db.commit()
+    db.close()
+
+
+def states(path: Path) -> dict[str, str]:
+    db = sqlite3.connect(path)
+    try:
+        return dict(db.execute("SELECT url, state FROM urls"))
+    finally:
+        db.close()
+
+
+def test_queued_rows_against_the_rules_are_filtered_never_fetched(
+    site: Site, elsewhere: Site, tmp_path: Path
+) -> None:
+    root = site.url
+    other_port = f"{elsewhere.url}stolen"
+    bad = {
+        "javascript:alert(1)": "not an http(s) URL",
+        "file:///etc/passwd": "not an http(s) URL",
+        other_port: "out of scope",
+        f"{root}private/secret": "robots.txt",
+        root.replace("http://", "HTTP://") + "a/../b": "not a normalised URL",
+    }
+    good = f"{root}page"
+    state = tmp_path / "crawl.db"
+    write_state(
+        state,
+        [(root, 10, 0, None, "done")] + [(url, 10, 1, root, "queued") for url in [*bad, good]],
+    )
+    out = tmp_path / "out.jsonl"
+    result = run_cli("crawl", root, "--state", str(state), "-o", str(out), "--max-tries", "1")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = {str(r["url"]): r for r in records(out)}
+    for url, reason in bad.items():
+        assert url in lines, url
+        assert lines[url]["filtered"] and reason in str(lines[url]["filtered"]), lines[url]
+    assert not lines[good].get("filtered") and lines[good]["status"] == 200
+    assert elsewhere.asked == []  # the other port's server was never asked anything
+    assert [p for p in site.asked if p != "/robots.txt"] == ["/page"]
+    books = re.search(r"Accounting: .*", result.stdout)
+    assert books is not None
+    assert books.group(0) == (
+        f"Accounting: {len(bad) + 2} seen = 2 done + 0 failed + {len(bad)} filtered"
+        " + 0 queued + 0 held + 0 unfetched (all accounted for)"
+    )
+    # The file agrees: what it had queued is filtered now, and a third run has nothing to do.
+    assert {url: states(state)[url] for url in bad} == dict.fromkeys(bad, "filtered")
+    again = run_cli("crawl", root, "--state", str(state), "-o", str(tmp_path / "2.jsonl"))
+    assert again.returncode == 0 and records(tmp_path / "2.jsonl") == []
+
+
+# ---- a file that cannot be a crawl's state, or is in use --------------------------------
+
+
+def one_line_error(result: object, *words: str) -> str:
+    assert getattr(result, "returncode", None) in (1, 2)
+    err = str(getattr(result, "stderr", ""))
+    assert err.count("\n") == 1 and err.startswith("crawlscope: "), err
+    assert "Traceback" not in err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+def test_a_row_with_an_unknown_state_is_a_one_line_error(tmp_path: Path) -> None:
+    state = tmp_path / "crawl.db"
+    write_state(state, [("http://127.0.0.1:9/\x1b]0;owned\x07", 10, 0, None, "bogus")])
+    err = one_line_error(run_cli("crawl", "http://127.0.0.1:9/", "--state", str(state)), "bogus")
+    assert "\x1b" not in err and "\x07" not in err  # the file's text is shown escaped
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "words"),
+    [
+        ("max_redirect", "'ten'", ("max_redirect", "'ten'")),
+        ("depth", "-1", ("depth", "-1")),
+        ("referrer", "x'00ff'", ("referrer",)),
+        ("url", "x'4142'", ("not text",)),
+    ],
+)
+def test_a_row_of_the_wrong_type_is_a_one_line_error(
+    tmp_path: Path, column: str, value: str, words: tuple[str, ...]
+) -> None:
+    state = tmp_path / "crawl.db"
+    write_state(state, [("http://127.0.0.1:9/", 10, 0, None, "queued")])
+    db = sqlite3.connect(state)
+    db.execute(f"UPDATE urls SET {column} = {value}")
+    db.commit()
+    db.close()
+    one_line_error(run_cli("crawl", "http://127.0.0.1:9/", "--state", str(state)), *words)
+
+
+def test_a_database_of_something_else_is_a_one_line_error_and_left_alone(tmp_path: Path) -> None:
+    other = tmp_path / "places.sqlite"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE bookmarks (title TEXT)")
+    db.commit()
+    db.close()
+    before = other.read_bytes()
+    one_line_error(run_cli("crawl", "http://127.0.0.1:9/", "--state", str(other)), "bookmarks")
+    assert other.read_bytes() == before  # no table of ours added, no WAL mode set
+
+
+def test_a_urls_table_with_other_columns_is_a_one_line_error(tmp_path: Path) -> None:
+    other = tmp_path / "crawl.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE urls (url TEXT, seen BLOB)")
+    db.commit()
+    db.close()
+    one_line_error(run_cli("crawl", "http://127.0.0.1:9/", "--state", str(other)), "columns")
+
+
+def test_a_second_process_on_one_state_file_is_told_which_process_has_it(tmp_path: Path) -> None:
+    state = tmp_path / "crawl.db"
+    with demo_site_process("--pages", "150", "--latency", "0.05") as root:
+        first = crawl(root, None, tmp_path / "1.jsonl", "--max-tasks", "2", "--state", str(state))
+        try:
+            # The first is under way: pages are fetched and written down.
+            wait_until(lambda: len(records(tmp_path / "1.jsonl")) >= 5)
+            second = run_cli("crawl", root, "--state", str(state), "-o", str(tmp_path / "2.jsonl"))
+            err = one_line_error(second, str(first.pid), "in use")
+            assert re.search(rf"\bpid {first.pid}\b", err), err
+            assert records(tmp_path / "2.jsonl") == []
+            report, first_err = first.communicate(timeout=120)
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait()
+        assert first.returncode == 0, first_err
+        assert "Traceback" not in first_err and "locked" not in first_err
+        assert "(all accounted for)" in report and " 0 queued + 0 held " in report
+        # Once the first has ended the file is free again: a run on it has nothing to do.
+        third = run_cli("crawl", root, "--state", str(state), "-o", str(tmp_path / "3.jsonl"))
+        assert third.returncode == 0, third.stderr
+        assert records(tmp_path / "3.jsonl") == []
