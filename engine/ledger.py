@@ -91,6 +91,9 @@ class Ledger:
         # (the JSON Lines writer listens); record_listeners hear of fetches only.
         self.filtered_listeners: Listeners[FetchRecord] = Listeners(self.report_fault)
         self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
+        # Adopted URLs these books never admitted (from a state file, or another process
+        # by way of Redis), until the crawler checks them (`refusal`).
+        self._foreign: set[str] = set()
         self._admitted = 0
 
     def add_roots(self) -> list[Pair]:
@@ -125,8 +128,27 @@ class Ledger:
     def adopt(self, url: str, depth: int, referrer: str | None) -> None:
         """A URL taken from a frontier other processes share: perhaps one of them admitted
         it, and these books learn where it came from before it is fetched here."""
+        if url not in self._origin:
+            self._foreign.add(url)
         self.seen_urls.add(url)
         self._origin[url] = (depth, referrer)
+
+    def refusal(self, url: str) -> str | None:
+        """Why a URL taken from the queue may not be fetched, by the rules a discovered
+        one meets before it is admitted (scheme, normal form, scope); None if it may.
+
+        Only an adopted URL can fail them: it came from a file or another process, and
+        the text there may be anything (`javascript:alert(1)`, another port's server).
+        """
+        if url not in self._foreign:
+            return None
+        self._foreign.discard(url)
+        canonical = normalize(url) if isinstance(url, str) else None
+        if canonical is None:
+            return "not an http(s) URL"
+        if canonical != url:
+            return "not a normalised URL"
+        return self.scope.why_not(url)
 
     @staticmethod
     def will_parse(answer: Answer) -> bool:
