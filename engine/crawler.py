@@ -459,6 +459,8 @@ class Crawler:
         self.ledger.drop(url, reason, w.id)
         w.url = None
         self._touch(w)
+        for pair in self.ledger.refill():
+            self.q.put_nowait(pair)  # in its place under max_pages
 
     def _finish(self, w: Worker, record: FetchRecord) -> None:
         # One synchronous step: the URL leaves the worker's hands and lands in done or

@@ -91,10 +91,15 @@ class Ledger:
         # (the JSON Lines writer listens); record_listeners hear of fetches only.
         self.filtered_listeners: Listeners[FetchRecord] = Listeners(self.report_fault)
         self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
-        # Adopted URLs these books never admitted (from a state file, or another process
-        # by way of Redis), until the crawler checks them (`refusal`).
+        # URLs these books never admitted (from a state file, or another process by way
+        # of Redis), until they are fetched or dropped: the crawler checks them
+        # (`refusal`). Guests are those another process admitted, under its own max_pages.
         self._foreign: set[str] = set()
+        self._guests: set[str] = set()
+        # max_pages counts pages fetched: an admitted URL holds a place in it until it is
+        # dropped unfetched (robots.txt), and then the first URL left waiting takes it.
         self._admitted = 0
+        self._waiting: deque[tuple[str, int, int, str | None]] = deque()
 
     def add_roots(self) -> list[Pair]:
         """The roots, seen now: the pairs for the queue (those the rules let in)."""
@@ -112,10 +117,12 @@ class Ledger:
             self._filter(url, reason, depth, referrer)
             return False
         cfg = self.config
-        if (cfg.max_depth and depth > cfg.max_depth) or (
-            cfg.max_pages and self._admitted >= cfg.max_pages
-        ):
+        if cfg.max_depth and depth > cfg.max_depth:
             self.unfetched.add(url)
+            return False
+        if cfg.max_pages and self._admitted >= cfg.max_pages:
+            self.unfetched.add(url)
+            self._waiting.append((url, max_redirect, depth, referrer))
             return False
         self._admitted += 1
         self._origin[url] = (depth, referrer)
@@ -130,8 +137,27 @@ class Ledger:
         it, and these books learn where it came from before it is fetched here."""
         if url not in self._origin:
             self._foreign.add(url)
+            self._guests.add(url)
         self.seen_urls.add(url)
         self._origin[url] = (depth, referrer)
+
+    def resume(self, url: str, max_redirect: int, depth: int, referrer: str | None) -> bool:
+        """A URL an earlier run of this crawl queued (a state file): seen now, and True if
+        it has a place under max_pages (the caller queues it); else it waits as an
+        admitted URL over the limit does. Checked by the crawler as it is taken."""
+        self.seen_urls.add(url)
+        self._foreign.add(url)
+        if self.config.max_pages and self._admitted >= self.config.max_pages:
+            self.unfetched.add(url)
+            self._waiting.append((url, max_redirect, depth, referrer))
+            return False
+        self._admitted += 1
+        self._origin[url] = (depth, referrer)
+        return True
+
+    def fetched_before(self, pages: int) -> None:
+        """Pages earlier runs of this crawl fetched: max_pages counts the whole crawl's."""
+        self._admitted += pages
 
     def refusal(self, url: str) -> str | None:
         """Why a URL taken from the queue may not be fetched, by the rules a discovered
@@ -142,7 +168,6 @@ class Ledger:
         """
         if url not in self._foreign:
             return None
-        self._foreign.discard(url)
         canonical = normalize(url) if isinstance(url, str) else None
         if canonical is None:
             return "not an http(s) URL"
@@ -231,6 +256,8 @@ class Ledger:
         """
         (self.failed if record.failed else self.done)[record.url] = record
         del self._origin[record.url]
+        self._foreign.discard(record.url)
+        self._guests.discard(record.url)
         self.recent.append(record)
         if self.record_listeners:
             self.record_listeners.tell(record)
@@ -243,7 +270,26 @@ class Ledger:
     def drop(self, url: str, reason: str, worker: int | None = None) -> None:
         """A URL taken from the queue that may not be fetched after all (robots.txt)."""
         depth, referrer = self._origin.pop(url)
+        self._foreign.discard(url)
+        if url in self._guests:
+            self._guests.discard(url)  # admitted elsewhere: it held no place here
+        else:
+            self._admitted -= 1
         self._filter(url, reason, depth, referrer, worker)
+
+    def refill(self) -> list[Pair]:
+        """The URLs max_pages left waiting that now have a place (a URL before them was
+        dropped unfetched): admitted, the pairs for the queue."""
+        cfg, pairs = self.config, []
+        while cfg.max_pages and self._admitted < cfg.max_pages and self._waiting:
+            url, max_redirect, depth, referrer = self._waiting.popleft()
+            if url not in self.unfetched:
+                continue  # another process's queue brought it here since (adopt)
+            self.unfetched.discard(url)
+            self._admitted += 1
+            self._origin[url] = (depth, referrer)
+            pairs.append((url, max_redirect))
+        return pairs
 
     def _filter(
         self, url: str, reason: str, depth: int, referrer: str | None, worker: int | None = None

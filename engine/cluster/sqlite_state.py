@@ -83,13 +83,17 @@ class SqliteFrontier(MemoryFrontier):
         rows = self._db.execute("SELECT url, max_redirect, depth, referrer, state FROM urls")
         # A budget bigger than this run's would let a file stretch a redirect chain.
         budget = self.ledger.max_redirect
+        queued = []
         for url, max_redirect, depth, referrer, state in rows:
             if state == QUEUED:
-                self.ledger.adopt(url, depth, referrer)
-                super().put_nowait((url, min(max_redirect, budget)))
+                queued.append((url, min(max_redirect, budget), depth, referrer))
             else:
                 self.ledger.seen_urls.add(url)
                 self._prior[state] += 1
+        self.ledger.fetched_before(self._prior["done"] + self._prior["failed"])
+        for url, max_redirect, depth, referrer in queued:
+            if self.ledger.resume(url, max_redirect, depth, referrer):
+                super().put_nowait((url, max_redirect))
 
     # ---- the chapter's calls, written down -------------------------------------------
 
