@@ -7,6 +7,8 @@ robots.txt refuses, or the scope leaves, is filtered and is none.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,7 +21,7 @@ from crawlscope.engine.cluster.sqlite_state import keep_state
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from helpers import Handler, assert_accounted, demo_site_process, html, run_cli, run_crawl
+from helpers import CLI, Handler, assert_accounted, demo_site_process, html, run_cli, run_crawl
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
 ROBOTS_TXT = "User-agent: *\nDisallow: /private/\n"
@@ -62,6 +64,26 @@ async def test_max_pages_counts_no_page_robots_txt_forbids(serve: Serve) -> None
         assert len(refused) >= 6  # the first twelve links found hold six of them
         assert crawler.ledger.unfetched
         assert_accounted(crawler)
+
+
+@pytest.mark.parametrize("engine", ["asyncio", "callbacks", "generators"])
+async def test_every_engine_fetches_max_pages_pages(serve: Serve, engine: str) -> None:
+    links = "".join(f'<a href="/page/{i}">y</a><a href="/private/{i}">x</a>' for i in range(9))
+    routes: dict[str, Handler] = {"/": html(links), "/robots.txt": robots}
+    routes.update({f"/page/{i}": html("<p>leaf</p>") for i in range(9)})
+    root = await serve(routes)
+    proc = await asyncio.create_subprocess_exec(
+        *CLI, "crawl", root, "--max-pages", "8", "--engine", engine, "-q", "-o", "-",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err
+    lines = [json.loads(line) for line in out.decode().splitlines()]
+    assert len([r for r in lines if not r.get("filtered")]) == 8
+    # The root and the first of its links hold places, robots.txt refuses the second:
+    # its place goes to the next link found, and so on.
+    assert len([r for r in lines if "robots.txt" in str(r.get("filtered"))]) >= 3
 
 
 async def test_each_redirect_hop_is_a_page_fetched(serve: Serve) -> None:
