@@ -147,7 +147,11 @@ class Ledger:
         admitted URL over the limit does. Checked by the crawler as it is taken."""
         self.seen_urls.add(url)
         self._foreign.add(url)
-        if self.config.max_pages and self._admitted >= self.config.max_pages:
+        cfg = self.config
+        if cfg.max_depth and depth > cfg.max_depth:
+            self.unfetched.add(url)  # this run's limit is not the earlier run's
+            return False
+        if cfg.max_pages and self._admitted >= cfg.max_pages:
             self.unfetched.add(url)
             self._waiting.append((url, max_redirect, depth, referrer))
             return False

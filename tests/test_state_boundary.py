@@ -194,6 +194,10 @@ def test_a_second_process_on_one_state_file_is_told_which_process_has_it(tmp_pat
             err = one_line_error(second, str(first.pid), "in use")
             assert re.search(rf"\bpid {first.pid}\b", err), err
             assert records(tmp_path / "2.jsonl") == []
+            # Another spelling of the same file is the same file.
+            (tmp_path / "link.db").symlink_to(state)
+            by_link = run_cli("crawl", root, "--state", str(tmp_path / "link.db"))
+            one_line_error(by_link, str(first.pid), "in use")
             report, first_err = first.communicate(timeout=120)
         finally:
             if first.poll() is None:
@@ -206,3 +210,18 @@ def test_a_second_process_on_one_state_file_is_told_which_process_has_it(tmp_pat
         third = run_cli("crawl", root, "--state", str(state), "-o", str(tmp_path / "3.jsonl"))
         assert third.returncode == 0, third.stderr
         assert records(tmp_path / "3.jsonl") == []
+
+
+def test_a_queued_row_deeper_than_max_depth_waits_for_a_run_that_allows_it(
+    site: Site, tmp_path: Path
+) -> None:
+    root, deep = site.url, f"{site.url}deep"
+    state = tmp_path / "crawl.db"
+    write_state(state, [(root, 10, 0, None, "done"), (deep, 10, 5, root, "queued")])
+    shallow = run_cli("crawl", root, "--state", str(state), "--max-depth", "2")
+    assert shallow.returncode == 0, shallow.stderr
+    assert "= 1 done + 0 failed + 0 filtered + 0 queued + 0 held + 1 unfetched" in shallow.stdout
+    assert site.asked == [] and states(state)[deep] == "queued"
+    deeper = run_cli("crawl", root, "--state", str(state), "--max-depth", "5")
+    assert deeper.returncode == 0, deeper.stderr
+    assert site.asked == ["/robots.txt", "/deep"] and states(state)[deep] == "done"

@@ -26,7 +26,9 @@ class FileLock:
     """An exclusive lock on `path + ".lock"`, taken at once or not at all."""
 
     def __init__(self, path: str) -> None:
-        self.path = path + ".lock"
+        self.name = path
+        # The same side file whatever the spelling: "./crawl.db", a symlink to it.
+        self.path = os.path.realpath(path) + ".lock"
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -39,7 +41,7 @@ class FileLock:
             except BlockingIOError:
                 pid = _read_pid(fd)
                 os.close(fd)
-                raise LockedError(self.path[: -len(".lock")], pid) from None
+                raise LockedError(self.name, pid) from None
             except BaseException:
                 os.close(fd)
                 raise

@@ -184,7 +184,7 @@ def _lock(path: str) -> FileLock:
     try:
         lock.acquire()
     except LockedError as exc:
-        raise StateError(str(exc)) from None
+        raise StateError(f"{exc}: let it finish, or keep this crawl in another file") from None
     except OSError as exc:
         raise StateError(f"cannot lock {path} ({lock.path}): {exc.strerror or exc}") from None
     return lock
