@@ -27,6 +27,7 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 RecordListener = Callable[[FetchRecord], None]
 Pair = tuple[str, int]  # (url, max_redirect): what the queue holds
+Left = tuple[str, int, int, str | None]  # (url, max_redirect, depth, referrer), unfetched
 FaultHandler = Callable[[Exception], None]
 
 T = TypeVar("T")
@@ -90,6 +91,9 @@ class Ledger:
         # Told of each URL the rules leave alone, as a record whose `filtered` says why
         # (the JSON Lines writer listens); record_listeners hear of fetches only.
         self.filtered_listeners: Listeners[FetchRecord] = Listeners(self.report_fault)
+        # Told of each URL left unfetched by max_pages or max_depth, as the pair it would
+        # have been queued as, with its (depth, referrer): a state file keeps it queued.
+        self.unfetched_listeners: Listeners[Left] = Listeners(self.report_fault)
         self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
         # URLs these books never admitted (from a state file, or another process by way
         # of Redis), until they are fetched or dropped: the crawler checks them
@@ -99,7 +103,7 @@ class Ledger:
         # max_pages counts pages fetched: an admitted URL holds a place in it until it is
         # dropped unfetched (robots.txt), and then the first URL left waiting takes it.
         self._admitted = 0
-        self._waiting: deque[tuple[str, int, int, str | None]] = deque()
+        self._waiting: deque[Left] = deque()
 
     def add_roots(self) -> list[Pair]:
         """The roots, seen now: the pairs for the queue (those the rules let in)."""
@@ -118,11 +122,10 @@ class Ledger:
             return False
         cfg = self.config
         if cfg.max_depth and depth > cfg.max_depth:
-            self.unfetched.add(url)
+            self._leave((url, max_redirect, depth, referrer), waits=False)
             return False
         if cfg.max_pages and self._admitted >= cfg.max_pages:
-            self.unfetched.add(url)
-            self._waiting.append((url, max_redirect, depth, referrer))
+            self._leave((url, max_redirect, depth, referrer), waits=True)
             return False
         self._admitted += 1
         self._origin[url] = (depth, referrer)
@@ -149,15 +152,23 @@ class Ledger:
         self._foreign.add(url)
         cfg = self.config
         if cfg.max_depth and depth > cfg.max_depth:
-            self.unfetched.add(url)  # this run's limit is not the earlier run's
+            # This run's limit need not be the earlier run's.
+            self._leave((url, max_redirect, depth, referrer), waits=False)
             return False
         if cfg.max_pages and self._admitted >= cfg.max_pages:
-            self.unfetched.add(url)
-            self._waiting.append((url, max_redirect, depth, referrer))
+            self._leave((url, max_redirect, depth, referrer), waits=True)
             return False
         self._admitted += 1
         self._origin[url] = (depth, referrer)
         return True
+
+    def _leave(self, left: Left, waits: bool) -> None:
+        """Unfetched; one that `waits` (max_pages) takes the next place that frees up."""
+        self.unfetched.add(left[0])
+        if waits:
+            self._waiting.append(left)
+        if self.unfetched_listeners:
+            self.unfetched_listeners.tell(left)
 
     def fetched_before(self, pages: int) -> None:
         """Pages earlier runs of this crawl fetched: max_pages counts the whole crawl's."""

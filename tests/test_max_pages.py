@@ -136,3 +136,24 @@ async def test_a_resumed_crawl_counts_the_pages_earlier_runs_fetched(tmp_path: P
     assert fetched(first) + fetched(second) == 40
     assert not set(first.ledger.done) & set(second.ledger.done)
     assert second.accounting().balanced
+
+
+def test_a_crawl_left_by_max_pages_goes_on_when_run_again_with_more(tmp_path: Path) -> None:
+    state = str(tmp_path / "crawl.db")
+    with demo_site_process() as root:
+
+        def run(pages: int, name: str) -> tuple[str, list[str]]:
+            out = tmp_path / name
+            report, _err = finish(
+                crawl(root, None, out, "--max-pages", str(pages), "--state", state)
+            )
+            return report, [str(r["url"]) for r in records(out) if not r.get("filtered")]
+
+        report, first = run(20, "1.jsonl")
+        assert len(first) == 20 and "(all accounted for)" in report
+        report, again = run(20, "2.jsonl")  # the same command: the crawl is done already
+        assert again == [] and "= 20 done + 0 failed + " in report
+        assert "(all accounted for)" in report
+        report, more = run(45, "3.jsonl")  # what the first run found and left is taken up
+        assert len(more) == 25 and not set(more) & set(first)
+        assert "= 45 done + 0 failed + " in report and "(all accounted for)" in report

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..crawler import Crawler
 from ..frontier import Lease, MemoryFrontier, Pair
-from ..ledger import Ledger
+from ..ledger import Ledger, Left
 from ..records import FetchRecord
 from ..snapshot import Accounting
 from .file_lock import FileLock, LockedError
@@ -75,6 +75,7 @@ class SqliteFrontier(MemoryFrontier):
             self._lock.release()
             raise
         ledger.filtered_listeners.append(self._note_filtered)
+        ledger.unfetched_listeners.append(self._note_unfetched)
 
     def _resume(self) -> None:
         """What an earlier run left: done URLs are seen (never admitted again); queued
@@ -136,6 +137,11 @@ class SqliteFrontier(MemoryFrontier):
                 "INSERT OR IGNORE INTO urls VALUES (?, 0, ?, ?, 'filtered')",
                 (record.url, record.depth, record.referrer),
             )
+
+    def _note_unfetched(self, left: Left) -> None:
+        # Queued in the file: a run with a higher limit (or the same limit, once a place
+        # frees) takes it up, and nothing found is lost between runs.
+        self._db.execute("INSERT OR IGNORE INTO urls VALUES (?, ?, ?, ?, 'queued')", left)
 
     def _commit(self) -> None:
         for flush in self.before_send:
