@@ -199,7 +199,8 @@ def add_state_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
     parser.add_argument(
         "--state", metavar="FILE",
         help="keep the crawl's frontier in this SQLite file: run the same command after a "
-        "crash or a kill and it goes on where it was (nothing done is fetched again)",
+        "crash or a kill and it goes on where it was (nothing done is fetched again); "
+        "one process at a time",
     )  # fmt: skip
 
 
