@@ -14,21 +14,27 @@ import pytest
 from redis_support import crawl, records, wait_until
 
 from crawlscope.engine.cluster.sqlite_state import SCHEMA
-from helpers import demo_site_process, run_cli
+from helpers import run_cli
 
 
 class Site:
     """A real HTTP server on 127.0.0.1 that notes every path asked of it."""
 
-    def __init__(self, robots: str = "") -> None:
+    def __init__(self, robots: str = "", root_page: str = "") -> None:
         asked: list[str] = []
         self.asked = asked
+        # /held answers once the test sets this: until then its crawl is surely under way.
+        gate = self.gate = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 asked.append(self.path)
+                if self.path == "/held":
+                    gate.wait(timeout=120)
                 if self.path == "/robots.txt":
                     body, kind = robots.encode(), "text/plain"
+                elif self.path == "/":
+                    body, kind = f"<html>{root_page}</html>".encode(), "text/html"
                 else:
                     body, kind = b"<html><title>page</title></html>", "text/html"
                 self.send_response(200)
@@ -185,27 +191,35 @@ def test_a_urls_table_with_other_columns_is_a_one_line_error(tmp_path: Path) -> 
 
 def test_a_second_process_on_one_state_file_is_told_which_process_has_it(tmp_path: Path) -> None:
     state = tmp_path / "crawl.db"
-    with demo_site_process("--pages", "150", "--latency", "0.05") as root:
+    links = "".join(f'<a href="/p{i}">p</a>' for i in range(10)) + '<a href="/held">h</a>'
+    with Site(root_page=links) as site:
+        root = site.url
         first = crawl(root, None, tmp_path / "1.jsonl", "--max-tasks", "2", "--state", str(state))
         try:
-            # The first is under way: pages are fetched and written down.
-            wait_until(lambda: len(records(tmp_path / "1.jsonl")) >= 5)
-            second = run_cli("crawl", root, "--state", str(state), "-o", str(tmp_path / "2.jsonl"))
+            # The first is under way, and stays so until the gate opens.
+            wait_until(lambda: "/held" in site.asked, timeout=120)
+            second = run_cli(
+                "crawl", root, "--state", str(state), "-o", str(tmp_path / "2.jsonl"), timeout=60
+            )
             err = one_line_error(second, str(first.pid), "in use")
             assert re.search(rf"\bpid {first.pid}\b", err), err
             assert records(tmp_path / "2.jsonl") == []
             # Another spelling of the same file is the same file.
             (tmp_path / "link.db").symlink_to(state)
-            by_link = run_cli("crawl", root, "--state", str(tmp_path / "link.db"))
+            by_link = run_cli("crawl", root, "--state", str(tmp_path / "link.db"), timeout=60)
             one_line_error(by_link, str(first.pid), "in use")
+            assert first.poll() is None  # all this while the first crawled on
+            site.gate.set()
             report, first_err = first.communicate(timeout=120)
         finally:
+            site.gate.set()
             if first.poll() is None:
                 first.kill()
                 first.wait()
         assert first.returncode == 0, first_err
         assert "Traceback" not in first_err and "locked" not in first_err
-        assert "(all accounted for)" in report and " 0 queued + 0 held " in report
+        assert "= 12 done + 0 failed + 0 filtered + 0 queued + 0 held " in report
+        assert "(all accounted for)" in report
         # Once the first has ended the file is free again: a run on it has nothing to do.
         third = run_cli("crawl", root, "--state", str(state), "-o", str(tmp_path / "3.jsonl"))
         assert third.returncode == 0, third.stderr
