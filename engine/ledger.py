@@ -141,6 +141,7 @@ class Ledger:
         if url not in self._origin:
             self._foreign.add(url)
             self._guests.add(url)
+        self.unfetched.discard(url)  # left by a limit here, it is in this process's hands now
         self.seen_urls.add(url)
         self._origin[url] = (depth, referrer)
 
