@@ -180,13 +180,35 @@ def test_a_database_of_something_else_is_a_one_line_error_and_left_alone(tmp_pat
     assert other.read_bytes() == before  # no table of ours added, no WAL mode set
 
 
-def test_a_urls_table_with_other_columns_is_a_one_line_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("schema", "words"),
+    [
+        ("CREATE TABLE urls (url TEXT, seen BLOB)", ("columns",)),
+        (
+            "CREATE TABLE urls (url INTEGER, max_redirect INTEGER, depth INTEGER,"
+            " referrer TEXT, state TEXT)",
+            ("columns", "url INTEGER"),
+        ),
+        (
+            "CREATE TABLE urls (url TEXT, max_redirect INTEGER, depth INTEGER,"
+            " referrer TEXT, state TEXT)",
+            ("primary key",),
+        ),
+        (
+            SCHEMA + "; CREATE TRIGGER t AFTER UPDATE ON urls BEGIN DELETE FROM urls; END",
+            ("trigger", "'t'"),
+        ),
+    ],
+)
+def test_a_urls_table_not_made_by_a_crawl_is_a_one_line_error(
+    tmp_path: Path, schema: str, words: tuple[str, ...]
+) -> None:
     other = tmp_path / "crawl.db"
     db = sqlite3.connect(other)
-    db.execute("CREATE TABLE urls (url TEXT, seen BLOB)")
+    db.executescript(schema)
     db.commit()
     db.close()
-    one_line_error(run_cli("crawl", "http://127.0.0.1:9/", "--state", str(other)), "columns")
+    one_line_error(run_cli("crawl", "http://127.0.0.1:9/", "--state", str(other)), *words)
 
 
 def test_a_second_process_on_one_state_file_is_told_which_process_has_it(tmp_path: Path) -> None:
