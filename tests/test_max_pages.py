@@ -122,6 +122,7 @@ def test_the_cli_fetches_max_pages_pages_and_says_what_that_means(tmp_path: Path
     usage = run_cli("crawl", "--help").stdout
     said = " ".join(usage[usage.index("--max-pages N  ") :].split()[:40])
     assert "fetch at most N pages" in said and "redirect" in said and "robots.txt" in said
+    assert "earlier runs' pages count too" in said
 
 
 async def test_a_resumed_crawl_counts_the_pages_earlier_runs_fetched(tmp_path: Path) -> None:

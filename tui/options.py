@@ -112,7 +112,8 @@ CRAWL_OPTIONS = (
            "tries per URL on connection errors and timeouts (default {default})"),
     Option(("--max-pages",), "max_pages", whole_number(0), "N",
            "fetch at most N pages: each redirect hop and each failed fetch is one, a URL "
-           "robots.txt or the scope filters is none (default {default})", no_limit_when_0),
+           "robots.txt or the scope filters is none; with --state, earlier runs' pages "
+           "count too (default {default})", no_limit_when_0),
     Option(("--max-depth",), "max_depth", whole_number(0), "N",
            "follow links N levels deep (default {default})", no_limit_when_0),
     Option(("--timeout",), "total_timeout", _positive_seconds, "S",
