@@ -242,6 +242,7 @@ def test_a_second_process_on_one_state_file_is_told_which_process_has_it(tmp_pat
         assert "Traceback" not in first_err and "locked" not in first_err
         assert "= 12 done + 0 failed + 0 filtered + 0 queued + 0 held " in report
         assert "(all accounted for)" in report
+        assert not (tmp_path / "crawl.db.lock").exists()  # the first let go of it, and tidied
         # Once the first has ended the file is free again: a run on it has nothing to do.
         third = run_cli("crawl", root, "--state", str(state), "-o", str(tmp_path / "3.jsonl"))
         assert third.returncode == 0, third.stderr

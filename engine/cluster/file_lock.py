@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 
 
 class LockedError(Exception):
@@ -23,7 +24,8 @@ class LockedError(Exception):
 
 
 class FileLock:
-    """An exclusive lock on `path + ".lock"`, taken at once or not at all."""
+    """An exclusive lock on the side file `path + ".lock"` (`path` with its symlinks
+    resolved), taken at once or not at all."""
 
     def __init__(self, path: str) -> None:
         self.name = path
@@ -39,7 +41,7 @@ class FileLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                pid = _read_pid(fd)
+                pid = _holder(fd)
                 os.close(fd)
                 raise LockedError(self.name, pid) from None
             except BaseException:
@@ -48,7 +50,8 @@ class FileLock:
             # The owner before us removes the side file as it lets go: if it did so
             # after we opened it, ours is a lock on a file no one else can see.
             try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+                ours, named = os.fstat(fd), os.stat(self.path)
+                same = (ours.st_dev, ours.st_ino) == (named.st_dev, named.st_ino)
             except FileNotFoundError:
                 same = False
             if same:
@@ -69,6 +72,15 @@ class FileLock:
 
     def __del__(self) -> None:
         self.release()
+
+
+def _holder(fd: int, patience: float = 0.5) -> int | None:
+    """The PID the holder wrote; it writes it just after it locks, so an empty file is
+    waited on for a moment."""
+    deadline = time.monotonic() + patience
+    while (pid := _read_pid(fd)) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return pid
 
 
 def _read_pid(fd: int) -> int | None:
