@@ -239,13 +239,21 @@ def _problem(db: sqlite3.Connection) -> str | None:
         return None
     if "urls" not in tables:
         return f"it is a SQLite database with no urls table (its tables: {_listed(tables)})"
-    columns = tuple(
-        (str(row[1]), str(row[2]).upper()) for row in db.execute("PRAGMA table_info(urls)")
-    )
+    info = list(db.execute("PRAGMA table_info(urls)"))
+    columns = tuple((str(row[1]), str(row[2]).upper()) for row in info)
     if columns != COLUMNS:
         found = ", ".join(f"{name} {kind}".strip() for name, kind in columns)
         want = ", ".join(f"{name} {kind}" for name, kind in COLUMNS)
         return f"its urls table has columns ({_clip(found)}), not ({want})"
+    if [str(row[1]) for row in info if row[5]] != ["url"]:
+        # Without it, a URL could be in two rows, and come back twice.
+        return "its urls table does not have url as its primary key"
+    triggers = [
+        row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    ]
+    if triggers:
+        # They would run with every write of the crawl's: a crawl state has none.
+        return f"it has triggers ({_listed(triggers)})"
     bad = db.execute(BAD_ROW).fetchone()
     if bad is not None:
         return f"a row of urls is not a crawl's: {_row(bad)}"
