@@ -3,6 +3,7 @@ URLs are, and a second process on the same file is told at once who has it."""
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import threading
@@ -262,3 +263,12 @@ def test_a_queued_row_deeper_than_max_depth_waits_for_a_run_that_allows_it(
     deeper = run_cli("crawl", root, "--state", str(state), "--max-depth", "5")
     assert deeper.returncode == 0, deeper.stderr
     assert site.asked == ["/robots.txt", "/deep"] and states(state)[deep] == "done"
+
+
+def test_a_state_path_that_is_no_regular_file_is_a_one_line_error(tmp_path: Path) -> None:
+    fifo, folder = tmp_path / "fifo", tmp_path / "folder"
+    os.mkfifo(fifo)  # read as a database it would wait for a writer for ever
+    folder.mkdir()
+    for path in (fifo, folder):
+        result = run_cli("crawl", "http://127.0.0.1:9/", "--state", str(path), timeout=60)
+        one_line_error(result, "not a regular file")

@@ -15,7 +15,10 @@ those pages are fetched again.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -210,6 +213,9 @@ LIMIT 1
 def _open(path: str, create: bool) -> sqlite3.Connection:
     """The state file, its schema and rows checked, in WAL mode; StateError if it is not
     a crawl state. An empty file (a new one) gets the schema when `create`."""
+    with contextlib.suppress(OSError):  # none yet: it is made
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise StateError(f"cannot use {path} as a crawl state: it is not a regular file")
     try:
         db = sqlite3.connect(path, isolation_level=None)
     except sqlite3.Error as exc:
