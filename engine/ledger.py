@@ -15,6 +15,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+from urllib.parse import unquote
+
+from yarl import URL
 
 from .config import CrawlConfig
 from .links import is_html, known_charset, parse_links
@@ -187,9 +190,9 @@ class Ledger:
         canonical = normalize(url) if isinstance(url, str) else None
         if canonical is None:
             return "not an http(s) URL"
-        if canonical != url:
+        if canonical != url and not _spelled_otherwise(url, canonical):
             return "not a normalised URL"
-        return self.scope.why_not(url)
+        return self.scope.why_not(canonical)
 
     @staticmethod
     def will_parse(answer: Answer) -> bool:
@@ -348,3 +351,23 @@ class Ledger:
     def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
         """The first `limit` chains cut to `hops` hops, and how many there are (RedirectLog)."""
         return self.redirects.preview(self.outcome, limit, hops)
+
+
+def _spelled_otherwise(url: str, canonical: str) -> bool:
+    """True if `url` is `canonical` but for percent-escapes, and asks the same origin.
+
+    normalize() is not quite idempotent (yarl writes a ":" it escaped in a relative
+    path back as ":" when it parses the absolute URL again), so a URL a crawl queued may
+    come back from a file or another process spelled unlike its normal form. That is
+    all such a URL may differ by: not a password, a host, a dot segment or a control
+    character.
+    """
+    if not (url.isascii() and url.isprintable()) or " " in url:
+        return False
+    if unquote(url) != unquote(canonical):
+        return False
+    try:
+        # Parsed as the HTTP client will parse it: the server asked is the one in scope.
+        return URL(url).origin() == URL(canonical).origin()
+    except ValueError:
+        return False

@@ -10,11 +10,13 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from redis_support import crawl, records, wait_until
 
 from crawlscope.engine.cluster.sqlite_state import SCHEMA
+from crawlscope.engine.urls import normalize
 from helpers import run_cli
 
 
@@ -24,12 +26,16 @@ class Site:
     def __init__(self, robots: str = "", root_page: str = "") -> None:
         asked: list[str] = []
         self.asked = asked
+        authorized: list[str] = []  # the Authorization headers received
+        self.authorized = authorized
         # /held answers once the test sets this: until then its crawl is surely under way.
         gate = self.gate = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 asked.append(self.path)
+                if "Authorization" in self.headers:
+                    authorized.append(self.headers["Authorization"])
                 if self.path == "/held":
                     gate.wait(timeout=120)
                 if self.path == "/robots.txt":
@@ -100,11 +106,16 @@ def test_queued_rows_against_the_rules_are_filtered_never_fetched(
         f"{root}private/secret": "robots.txt",
         root.replace("http://", "HTTP://") + "a/../b": "not a normalised URL",
     }
+    bad[f"http://u:secret@{root[7:]}page"] = "not a normalised URL"  # no password sent
     good = f"{root}page"
+    # What a crawl queues is normalize()'s output, which normalize() itself may spell
+    # otherwise (a ":" escaped in a relative link): still the crawl's own URL, fetched.
+    own = normalize("3SG96%38:J/s", f"{root}a/b")
+    assert own is not None and own != normalize(own)
     state = tmp_path / "crawl.db"
     write_state(
         state,
-        [(root, 10, 0, None, "done")] + [(url, 10, 1, root, "queued") for url in [*bad, good]],
+        [(root, 10, 0, None, "done")] + [(url, 10, 1, root, "queued") for url in [*bad, good, own]],
     )
     out = tmp_path / "out.jsonl"
     result = run_cli("crawl", root, "--state", str(state), "-o", str(out), "--max-tries", "1")
@@ -114,13 +125,16 @@ def test_queued_rows_against_the_rules_are_filtered_never_fetched(
     for url, reason in bad.items():
         assert url in lines, url
         assert lines[url]["filtered"] and reason in str(lines[url]["filtered"]), lines[url]
-    assert not lines[good].get("filtered") and lines[good]["status"] == 200
+    for url in (good, own):
+        assert not lines[url].get("filtered") and lines[url]["status"] == 200
     assert elsewhere.asked == []  # the other port's server was never asked anything
-    assert [p for p in site.asked if p != "/robots.txt"] == ["/page"]
+    asked = sorted(p for p in site.asked if p != "/robots.txt")
+    assert asked == sorted(["/page", unquote(own[len(root) - 1 :])])  # the client's spelling
+    assert site.authorized == []  # the file's password was never sent
     books = re.search(r"Accounting: .*", result.stdout)
     assert books is not None
     assert books.group(0) == (
-        f"Accounting: {len(bad) + 2} seen = 2 done + 0 failed + {len(bad)} filtered"
+        f"Accounting: {len(bad) + 3} seen = 3 done + 0 failed + {len(bad)} filtered"
         " + 0 queued + 0 held + 0 unfetched (all accounted for)"
     )
     # The file agrees: what it had queued is filtered now, and a third run has nothing to do.
