@@ -307,6 +307,10 @@ class Crawler:
 
     async def _fetch(self, w: Worker, url: str, max_redirect: int) -> None:
         t_start = time.time()
+        refused = self.ledger.refusal(url)
+        if refused is not None:
+            self._drop(w, url, refused)  # from a state file or Redis, and against the rules
+            return
         origin = origin_of(url)
         crawl_delay = await self._robots_allow(w, url, origin)
         if crawl_delay is None:
@@ -455,6 +459,8 @@ class Crawler:
         self.ledger.drop(url, reason, w.id)
         w.url = None
         self._touch(w)
+        for pair in self.ledger.refill():
+            self.q.put_nowait(pair)  # in its place under max_pages
 
     def _finish(self, w: Worker, record: FetchRecord) -> None:
         # One synchronous step: the URL leaves the worker's hands and lands in done or

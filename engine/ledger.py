@@ -15,6 +15,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+from urllib.parse import unquote
+
+from yarl import URL
 
 from .config import CrawlConfig
 from .links import is_html, known_charset, parse_links
@@ -27,6 +30,7 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 RecordListener = Callable[[FetchRecord], None]
 Pair = tuple[str, int]  # (url, max_redirect): what the queue holds
+Left = tuple[str, int, int, str | None]  # (url, max_redirect, depth, referrer), unfetched
 FaultHandler = Callable[[Exception], None]
 
 T = TypeVar("T")
@@ -90,8 +94,19 @@ class Ledger:
         # Told of each URL the rules leave alone, as a record whose `filtered` says why
         # (the JSON Lines writer listens); record_listeners hear of fetches only.
         self.filtered_listeners: Listeners[FetchRecord] = Listeners(self.report_fault)
+        # Told of each URL left unfetched by max_pages or max_depth, as the pair it would
+        # have been queued as, with its (depth, referrer): a state file keeps it queued.
+        self.unfetched_listeners: Listeners[Left] = Listeners(self.report_fault)
         self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
+        # URLs these books never admitted (from a state file, or another process by way
+        # of Redis), until they are fetched or dropped: the crawler checks them
+        # (`refusal`). Guests are those another process admitted, under its own max_pages.
+        self._foreign: set[str] = set()
+        self._guests: set[str] = set()
+        # max_pages counts pages fetched: an admitted URL holds a place in it until it is
+        # dropped unfetched (robots.txt), and then the first URL left waiting takes it.
         self._admitted = 0
+        self._waiting: deque[Left] = deque()
 
     def add_roots(self) -> list[Pair]:
         """The roots, seen now: the pairs for the queue (those the rules let in)."""
@@ -109,10 +124,11 @@ class Ledger:
             self._filter(url, reason, depth, referrer)
             return False
         cfg = self.config
-        if (cfg.max_depth and depth > cfg.max_depth) or (
-            cfg.max_pages and self._admitted >= cfg.max_pages
-        ):
-            self.unfetched.add(url)
+        if cfg.max_depth and depth > cfg.max_depth:
+            self._leave((url, max_redirect, depth, referrer), waits=False)
+            return False
+        if cfg.max_pages and self._admitted >= cfg.max_pages:
+            self._leave((url, max_redirect, depth, referrer), waits=True)
             return False
         self._admitted += 1
         self._origin[url] = (depth, referrer)
@@ -125,8 +141,58 @@ class Ledger:
     def adopt(self, url: str, depth: int, referrer: str | None) -> None:
         """A URL taken from a frontier other processes share: perhaps one of them admitted
         it, and these books learn where it came from before it is fetched here."""
+        if url not in self._origin:
+            self._foreign.add(url)
+            self._guests.add(url)
+        self.unfetched.discard(url)  # left by a limit here, it is in this process's hands now
         self.seen_urls.add(url)
         self._origin[url] = (depth, referrer)
+
+    def resume(self, url: str, max_redirect: int, depth: int, referrer: str | None) -> bool:
+        """A URL an earlier run of this crawl queued (a state file): seen now, and True if
+        it has a place under max_pages (the caller queues it); else it waits as an
+        admitted URL over the limit does. Checked by the crawler as it is taken."""
+        self.seen_urls.add(url)
+        self._foreign.add(url)
+        cfg = self.config
+        if cfg.max_depth and depth > cfg.max_depth:
+            # This run's limit need not be the earlier run's.
+            self._leave((url, max_redirect, depth, referrer), waits=False)
+            return False
+        if cfg.max_pages and self._admitted >= cfg.max_pages:
+            self._leave((url, max_redirect, depth, referrer), waits=True)
+            return False
+        self._admitted += 1
+        self._origin[url] = (depth, referrer)
+        return True
+
+    def _leave(self, left: Left, waits: bool) -> None:
+        """Unfetched; one that `waits` (max_pages) takes the next place that frees up."""
+        self.unfetched.add(left[0])
+        if waits:
+            self._waiting.append(left)
+        if self.unfetched_listeners:
+            self.unfetched_listeners.tell(left)
+
+    def fetched_before(self, pages: int) -> None:
+        """Pages earlier runs of this crawl fetched: max_pages counts the whole crawl's."""
+        self._admitted += pages
+
+    def refusal(self, url: str) -> str | None:
+        """Why a URL taken from the queue may not be fetched, by the rules a discovered
+        one meets before it is admitted (scheme, normal form, scope); None if it may.
+
+        Only an adopted URL can fail them: it came from a file or another process, and
+        the text there may be anything (`javascript:alert(1)`, another port's server).
+        """
+        if url not in self._foreign:
+            return None
+        canonical = normalize(url) if isinstance(url, str) else None
+        if canonical is None:
+            return "not an http(s) URL"
+        if canonical != url and not _spelled_otherwise(url, canonical):
+            return "not a normalised URL"
+        return self.scope.why_not(canonical)
 
     @staticmethod
     def will_parse(answer: Answer) -> bool:
@@ -209,6 +275,8 @@ class Ledger:
         """
         (self.failed if record.failed else self.done)[record.url] = record
         del self._origin[record.url]
+        self._foreign.discard(record.url)
+        self._guests.discard(record.url)
         self.recent.append(record)
         if self.record_listeners:
             self.record_listeners.tell(record)
@@ -221,7 +289,26 @@ class Ledger:
     def drop(self, url: str, reason: str, worker: int | None = None) -> None:
         """A URL taken from the queue that may not be fetched after all (robots.txt)."""
         depth, referrer = self._origin.pop(url)
+        self._foreign.discard(url)
+        if url in self._guests:
+            self._guests.discard(url)  # admitted elsewhere: it held no place here
+        else:
+            self._admitted -= 1
         self._filter(url, reason, depth, referrer, worker)
+
+    def refill(self) -> list[Pair]:
+        """The URLs max_pages left waiting that now have a place (a URL before them was
+        dropped unfetched): admitted, the pairs for the queue."""
+        cfg, pairs = self.config, []
+        while cfg.max_pages and self._admitted < cfg.max_pages and self._waiting:
+            url, max_redirect, depth, referrer = self._waiting.popleft()
+            if url not in self.unfetched:
+                continue  # another process's queue brought it here since (adopt)
+            self.unfetched.discard(url)
+            self._admitted += 1
+            self._origin[url] = (depth, referrer)
+            pairs.append((url, max_redirect))
+        return pairs
 
     def _filter(
         self, url: str, reason: str, depth: int, referrer: str | None, worker: int | None = None
@@ -264,3 +351,23 @@ class Ledger:
     def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
         """The first `limit` chains cut to `hops` hops, and how many there are (RedirectLog)."""
         return self.redirects.preview(self.outcome, limit, hops)
+
+
+def _spelled_otherwise(url: str, canonical: str) -> bool:
+    """True if `url` is `canonical` but for percent-escapes, and asks the same origin.
+
+    normalize() is not quite idempotent (yarl writes a ":" it escaped in a relative
+    path back as ":" when it parses the absolute URL again), so a URL a crawl queued may
+    come back from a file or another process spelled unlike its normal form. That is
+    all such a URL may differ by: not a password, a host, a dot segment or a control
+    character.
+    """
+    if not (url.isascii() and url.isprintable()) or " " in url:
+        return False
+    if unquote(url) != unquote(canonical):
+        return False
+    try:
+        # Parsed as the HTTP client will parse it: the server asked is the one in scope.
+        return URL(url).origin() == URL(canonical).origin()
+    except ValueError:
+        return False

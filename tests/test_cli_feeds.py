@@ -193,7 +193,7 @@ def test_help_shows_defaults_in_human_units() -> None:
     crawl = help_of("crawl")
     assert "(default 10 MiB)" in crawl
     assert "10485760" not in crawl
-    assert "stop queueing after N URLs (default 0: no limit)" in crawl
+    assert "with --state, earlier runs' pages count too (default 0: no limit)" in crawl
     assert "follow links N levels deep (default 0: no limit)" in crawl
     assert "(default 60 s)" in crawl
     assert "A ROOT without a scheme (example.com) is taken as https://example.com/" in crawl

@@ -207,7 +207,8 @@ def add_state_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
     parser.add_argument(
         "--state", metavar="FILE",
         help="keep the crawl's frontier in this SQLite file: run the same command after a "
-        "crash or a kill and it goes on where it was (nothing done is fetched again)",
+        "crash or a kill and it goes on where it was (nothing done is fetched again); "
+        "one process at a time",
     )  # fmt: skip
 
 
@@ -424,7 +425,10 @@ def _crawl(args: argparse.Namespace) -> int:
             else redis_crawler(config, args.redis, args.crawl_id, args.lease)
         )
         if args.state:
-            keep_state(crawler, args.state)
+            try:
+                keep_state(crawler, args.state)
+            except StateError as exc:  # another process took it since it was checked
+                return _fail(str(exc))
         async with monitoring(crawler, place):
             return await run_headless(
                 crawler, args.output, args.verbose, args.quiet, record=args.record,

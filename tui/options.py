@@ -111,7 +111,9 @@ CRAWL_OPTIONS = (
     Option(("--max-tries", "--max_tries"), "max_tries", whole_number(1), "N",
            "tries per URL on connection errors and timeouts (default {default})"),
     Option(("--max-pages",), "max_pages", whole_number(0), "N",
-           "stop queueing after N URLs (default {default})", no_limit_when_0),
+           "fetch at most N pages: each redirect hop and each failed fetch is one, a URL "
+           "robots.txt or the scope filters is none; with --state, earlier runs' pages "
+           "count too (default {default})", no_limit_when_0),
     Option(("--max-depth",), "max_depth", whole_number(0), "N",
            "follow links N levels deep (default {default})", no_limit_when_0),
     Option(("--timeout",), "total_timeout", _positive_seconds, "S",

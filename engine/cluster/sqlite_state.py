@@ -15,18 +15,29 @@ those pages are fetched again.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from ..crawler import Crawler
 from ..frontier import Lease, MemoryFrontier, Pair
-from ..ledger import Ledger
+from ..ledger import Ledger, Left
 from ..records import FetchRecord
 from ..snapshot import Accounting
+from .file_lock import FileLock, LockedError
 
 QUEUED = "queued"  # the other states are outcomes: done, failed, filtered
 OUTCOMES = ("done", "failed", "filtered")
+STATES = (QUEUED, *OUTCOMES)
+# The urls table's columns as SCHEMA declares them: a file with others was written by
+# something else, and is left alone.
+COLUMNS = (
+    ("url", "TEXT"), ("max_redirect", "INTEGER"), ("depth", "INTEGER"),
+    ("referrer", "TEXT"), ("state", "TEXT"),
+)  # fmt: skip
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls (
@@ -54,28 +65,39 @@ class SqliteFrontier(MemoryFrontier):
         # done has its record on disk too, even if the process is killed next.
         self.before_send: list[Callable[[], None]] = []
         self._prior = dict.fromkeys(OUTCOMES, 0)  # done in earlier runs, by outcome
+        self._lock = _lock(self.path)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(SCHEMA)
-            self._db.execute("BEGIN")
-            self._resume()
-        except sqlite3.Error as exc:
-            raise StateError(f"cannot use {self.path} as a crawl state: {exc}") from None
+            self._db = _open(self.path, create=True)
+            try:
+                self._db.execute("BEGIN")
+                self._resume()
+            except sqlite3.Error as exc:
+                self._db.close()
+                raise StateError(f"cannot use {self.path} as a crawl state: {exc}") from None
+        except BaseException:
+            self._lock.release()
+            raise
         ledger.filtered_listeners.append(self._note_filtered)
+        ledger.unfetched_listeners.append(self._note_unfetched)
 
     def _resume(self) -> None:
         """What an earlier run left: done URLs are seen (never admitted again); queued
-        ones, and those that were in a worker's hands, are queued again."""
+        ones, and those that were in a worker's hands, are queued again. They came from
+        a file, not from this crawl's rules: the crawler checks them as it takes them."""
         rows = self._db.execute("SELECT url, max_redirect, depth, referrer, state FROM urls")
+        # A budget bigger than this run's would let a file stretch a redirect chain.
+        budget = self.ledger.max_redirect
+        queued = []
         for url, max_redirect, depth, referrer, state in rows:
             if state == QUEUED:
-                self.ledger.adopt(url, depth, referrer)
-                super().put_nowait((url, max_redirect))
+                queued.append((url, min(max_redirect, budget), depth, referrer))
             else:
                 self.ledger.seen_urls.add(url)
                 self._prior[state] += 1
+        self.ledger.fetched_before(self._prior["done"] + self._prior["failed"])
+        for url, max_redirect, depth, referrer in queued:
+            if self.ledger.resume(url, max_redirect, depth, referrer):
+                super().put_nowait((url, max_redirect))
 
     # ---- the chapter's calls, written down -------------------------------------------
 
@@ -119,6 +141,11 @@ class SqliteFrontier(MemoryFrontier):
                 (record.url, record.depth, record.referrer),
             )
 
+    def _note_unfetched(self, left: Left) -> None:
+        # Queued in the file: a run with a higher limit (or the same limit, once a place
+        # frees) takes it up, and nothing found is lost between runs.
+        self._db.execute("INSERT OR IGNORE INTO urls VALUES (?, ?, ?, ?, 'queued')", left)
+
     def _commit(self) -> None:
         for flush in self.before_send:
             flush()
@@ -141,25 +168,123 @@ class SqliteFrontier(MemoryFrontier):
             self._db.execute("COMMIT")
         finally:
             self._db.close()
+            self._lock.release()
 
 
 def keep_state(crawler: Crawler, path: str | Path) -> Crawler:
     """The crawler, its queue kept in the state file at `path` (resumed if it exists);
-    StateError if that file cannot be used."""
+    StateError if that file cannot be used, or another process has it."""
     crawler.q = SqliteFrontier(path, crawler.ledger)
     return crawler
 
 
 def check_state_file(path: str | Path) -> None:
-    """StateError, in one line, if `path` cannot be a crawl state; else nothing."""
+    """StateError, in one line, if `path` cannot be a crawl state (or another process has
+    it); else nothing. A file that does not exist yet is fine: the crawl makes it."""
+    lock = _lock(str(path))
     try:
-        db = sqlite3.connect(str(path))
-    except sqlite3.Error as exc:
-        raise StateError(f"cannot use {path} as a crawl state: {exc}") from None
-    try:
-        db.execute(SCHEMA)
-        db.execute("SELECT url, max_redirect, depth, referrer, state FROM urls LIMIT 1")
-    except sqlite3.Error as exc:
-        raise StateError(f"cannot use {path} as a crawl state: {exc}") from None
+        _open(str(path), create=False).close()
     finally:
+        lock.release()
+
+
+def _lock(path: str) -> FileLock:
+    lock = FileLock(path)
+    try:
+        lock.acquire()
+    except LockedError as exc:
+        raise StateError(f"{exc}: let it finish, or keep this crawl in another file") from None
+    except OSError as exc:
+        raise StateError(f"cannot lock {path} ({lock.path}): {exc.strerror or exc}") from None
+    return lock
+
+
+# The first row whose values SCHEMA's types do not hold (SQLite keeps whatever it is given).
+BAD_ROW = f"""
+SELECT url, max_redirect, depth, referrer, state FROM urls
+WHERE typeof(url) != 'text' OR typeof(max_redirect) != 'integer' OR max_redirect < 0
+    OR typeof(depth) != 'integer' OR depth < 0
+    OR (referrer IS NOT NULL AND typeof(referrer) != 'text')
+    OR typeof(state) != 'text' OR state NOT IN ({", ".join(repr(s) for s in STATES)})
+LIMIT 1
+"""
+
+
+def _open(path: str, create: bool) -> sqlite3.Connection:
+    """The state file, its schema and rows checked, in WAL mode; StateError if it is not
+    a crawl state. An empty file (a new one) gets the schema when `create`."""
+    with contextlib.suppress(OSError):  # none yet: it is made
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise StateError(f"cannot use {path} as a crawl state: it is not a regular file")
+    try:
+        db = sqlite3.connect(path, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StateError(f"cannot use {path} as a crawl state: {exc}") from None
+    try:
+        problem = _problem(db)
+        if problem is not None:
+            raise StateError(f"cannot use {path} as a crawl state: {problem}")
+        if create:
+            # Only now: a file written by something else is not changed in any way.
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(SCHEMA)
+    except sqlite3.Error as exc:
         db.close()
+        raise StateError(f"cannot use {path} as a crawl state: {exc}") from None
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _problem(db: sqlite3.Connection) -> str | None:
+    """Why this database is not a crawl state, or None (an empty one is one to be)."""
+    tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    if not tables:
+        return None
+    if "urls" not in tables:
+        return f"it is a SQLite database with no urls table (its tables: {_listed(tables)})"
+    info = list(db.execute("PRAGMA table_info(urls)"))
+    columns = tuple((str(row[1]), str(row[2]).upper()) for row in info)
+    if columns != COLUMNS:
+        found = ", ".join(f"{name} {kind}".strip() for name, kind in columns)
+        want = ", ".join(f"{name} {kind}" for name, kind in COLUMNS)
+        return f"its urls table has columns ({_clip(found)}), not ({want})"
+    if [str(row[1]) for row in info if row[5]] != ["url"]:
+        # Without it, a URL could be in two rows, and come back twice.
+        return "its urls table does not have url as its primary key"
+    triggers = [
+        row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    ]
+    if triggers:
+        # They would run with every write of the crawl's: a crawl state has none.
+        return f"it has triggers ({_listed(triggers)})"
+    bad = db.execute(BAD_ROW).fetchone()
+    if bad is not None:
+        return f"a row of urls is not a crawl's: {_row(bad)}"
+    return None
+
+
+def _row(row: tuple[object, ...]) -> str:
+    """A bad row, named by what is wrong with it; the file's text shown as repr() shows
+    it (control characters escaped), and cut short."""
+    url, max_redirect, depth, referrer, state = row
+    name = f"url {_clip(repr(url))}"
+    if not isinstance(url, str):
+        return f"{name} is not text"
+    if state not in STATES:
+        known = ", ".join(STATES)
+        return f"{name} has an unknown state {_clip(repr(state))} (known: {known})"
+    for column, value in (("max_redirect", max_redirect), ("depth", depth)):
+        if not isinstance(value, int) or value < 0:
+            return f"{name} has {column} {_clip(repr(value))}, not a whole number"
+    return f"{name} has referrer {_clip(repr(referrer))}, not text"
+
+
+def _listed(names: list[str]) -> str:
+    return _clip(", ".join(repr(name) for name in names))
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -690,6 +690,7 @@ class CallbackCrawler:
     def drop(self, slot: Slot, reason: str) -> None:
         assert slot.url is not None
         self.ledger.drop(slot.url, reason)
+        self.todo.extend(self.ledger.refill())  # its place under max_pages goes on
         self._free(slot)
 
     def _free(self, slot: Slot) -> None:

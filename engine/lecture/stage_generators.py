@@ -622,6 +622,8 @@ class GeneratorCrawler:
             rules = yield from self.robots_for(w, origin_of(url))
             if not rules.allows(url):
                 self.ledger.drop(url, rules.refusal)
+                for pair in self.ledger.refill():  # its place under max_pages goes on
+                    self.q.put_nowait(pair)
                 w.url = None
                 return
         tries = 0
