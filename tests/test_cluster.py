@@ -58,7 +58,8 @@ def reference(site: str, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
 
 
 def balanced_books(server: RedisServer) -> bool:
-    """The whole crawl's accounting, read at one instant (a MULTI)."""
+    """The whole crawl's accounting, read at one instant (a MULTI): its keys are there
+    (a missing key is no proof of balance) and the totals agree."""
     client = server.client()
     try:
         pipe = client.pipeline(transaction=True)
@@ -68,7 +69,9 @@ def balanced_books(server: RedisServer) -> bool:
         (unfinished, queued, done, failed, filtered), in_flight, seen = pipe.execute()
     finally:
         client.close()
-    n = [int(x or 0) for x in (unfinished, queued, done, failed, filtered)]
+    assert None not in (unfinished, queued, done, failed, filtered), "the counts are missing"
+    assert seen > 0, "the seen set is missing"
+    n = [int(x) for x in (unfinished, queued, done, failed, filtered)]
     return n[0] == n[1] + in_flight and seen == n[2] + n[3] + n[4] + n[1] + in_flight
 
 
@@ -121,10 +124,18 @@ def test_every_process_killed_then_run_again(
     assert len(twice) <= held_at_kill
 
 
-def test_roots_added_again_do_nothing(site: str, redis_server: RedisServer, tmp_path: Path) -> None:
+def test_a_finished_crawl_run_again_says_so_and_fresh_starts_it_over(
+    site: str, reference: set[str], redis_server: RedisServer, tmp_path: Path
+) -> None:
     finish(crawl(site, redis_server.url, tmp_path / "1.jsonl", "--max-tasks", "20"))
-    out, _err = finish(crawl(site, redis_server.url, tmp_path / "2.jsonl"))
-    assert records(tmp_path / "2.jsonl") == []
+    out, err = finish(crawl(site, redis_server.url, tmp_path / "2.jsonl"))
+    assert records(tmp_path / "2.jsonl") == [] and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("crawlscope: crawl t finished at ")
+    assert f"({len(reference)} urls)" in line and "--crawl-id" in line and "--fresh" in line
+    again = tmp_path / "3.jsonl"
+    out, _err = finish(crawl(site, redis_server.url, again, "--max-tasks", "20", "--fresh"))
+    assert {str(r["url"]) for r in records(again)} == reference
     assert "(all accounted for)" in out
 
 

@@ -1,0 +1,67 @@
+"""What went wrong with a Redis, in the user's words, and whether waiting can mend it.
+
+A Redis that cannot be reached now may come back (a restart, a network blip): the
+crawl waits for it, within a patience. A wrong password, a DB index out of range, a key
+of the wrong type or a refused command will be the same in a minute: waiting for it
+would hang the crawl, so it is a one-line error at once.
+"""
+
+from __future__ import annotations
+
+from redis.connection import parse_url
+from redis.exceptions import (
+    AuthenticationError,
+    AuthorizationError,
+    BusyLoadingError,
+    RedisError,
+    ResponseError,
+    TryAgainError,
+)
+
+from ..records import Fault, describe_exception
+
+
+class RedisProblem(Fault):
+    """A Redis this crawl cannot go on with; its message is the user's one line."""
+
+
+def permanent(exc: BaseException) -> bool:
+    """Whether waiting cannot mend `exc` (a refused password, a wrong key type, ...)."""
+    if isinstance(exc, AuthenticationError | AuthorizationError):
+        return True
+    if isinstance(exc, BusyLoadingError | TryAgainError):
+        return False  # still loading its data, or a moment's refusal: it passes
+    return isinstance(exc, ResponseError)
+
+
+def shown_url(url: str) -> str:
+    """The Redis URL with its password masked: it goes into messages and logs."""
+    try:
+        parts = parse_url(url)
+    except ValueError:
+        return "the Redis URL"
+    if "password" not in parts:
+        return url
+    scheme, _, rest = url.partition("://")
+    _credentials, _, place = rest.rpartition("@")
+    user = parts.get("username") or ""
+    return f"{scheme}://{user}:***@{place}"
+
+
+def what_went_wrong(exc: BaseException, url: str) -> str:
+    """One line naming the problem with the Redis at `url`."""
+    where = shown_url(url)
+    text = str(exc)
+    if isinstance(exc, AuthenticationError):
+        return f"Redis at {where} refused the password: {text}"
+    if isinstance(exc, AuthorizationError | ResponseError) and text.startswith("NOPERM"):
+        return f"Redis at {where} refused a command to this user: {text}"
+    if "DB index is out of range" in text:
+        return f"Redis at {where}: DB index is out of range (the server has fewer databases)"
+    if "WRONGTYPE" in text:
+        return f"Redis at {where}: a key of this crawl holds the wrong type of value ({text})"
+    if isinstance(exc, ResponseError):
+        return f"Redis at {where} refused: {text}"
+    if isinstance(exc, RedisError | OSError):
+        return f"cannot reach Redis at {where}: {describe_exception(exc)}"
+    return f"Redis at {where}: {describe_exception(exc)}"
