@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 from redis_support import (
     RedisServer,
+    balanced_books,
     crawl,
     fetched,
     finish,
@@ -55,24 +56,6 @@ def reference(site: str, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     out = tmp_path_factory.mktemp("reference") / "one.jsonl"
     finish(crawl(site, None, out, "--max-tasks", "20"))
     return {str(r["url"]) for r in records(out)}
-
-
-def balanced_books(server: RedisServer) -> bool:
-    """The whole crawl's accounting, read at one instant (a MULTI): its keys are there
-    (a missing key is no proof of balance) and the totals agree."""
-    client = server.client()
-    try:
-        pipe = client.pipeline(transaction=True)
-        pipe.hmget("crawlscope:t:n", "unfinished", "queued", "done", "failed", "filtered")
-        pipe.zcard("crawlscope:t:inflight")
-        pipe.scard("crawlscope:t:seen")
-        (unfinished, queued, done, failed, filtered), in_flight, seen = pipe.execute()
-    finally:
-        client.close()
-    assert None not in (unfinished, queued, done, failed, filtered), "the counts are missing"
-    assert seen > 0, "the seen set is missing"
-    n = [int(x) for x in (unfinished, queued, done, failed, filtered)]
-    return n[0] == n[1] + in_flight and seen == n[2] + n[3] + n[4] + n[1] + in_flight
 
 
 def in_flight(server: RedisServer) -> int:

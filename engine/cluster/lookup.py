@@ -8,6 +8,7 @@ says so instead of a crawl of nothing or an empty screen.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import re
 from collections.abc import Sequence
@@ -77,12 +78,7 @@ async def _look_up(client: aioredis.Redis, crawl_id: str, roots: Sequence[str]) 
     pipe = client.pipeline(transaction=True)
     for name in KEY_TYPES:
         pipe.type(prefix + name)
-    pipe.hmget(prefix + "n", "unfinished", "ended")
-    pipe.scard(prefix + "seen")
-    if roots:
-        pipe.smismember(prefix + "seen", list(roots))
-    replies = await pipe.execute()
-    kinds = [k.decode() if isinstance(k, bytes) else str(k) for k in replies[: len(KEY_TYPES)]]
+    kinds = [k.decode() if isinstance(k, bytes) else str(k) for k in await pipe.execute()]
     for (name, wanted), kind in zip(KEY_TYPES.items(), kinds, strict=True):
         if kind not in ("none", wanted):
             raise RedisProblem(
@@ -91,14 +87,18 @@ async def _look_up(client: aioredis.Redis, crawl_id: str, roots: Sequence[str]) 
             )
     if kinds[list(KEY_TYPES).index("n")] == "none" and kinds[0] == "none":
         return CrawlFound(exists=any(kind != "none" for kind in kinds))
-    (unfinished, ended), seen = replies[len(KEY_TYPES)], replies[len(KEY_TYPES) + 1]
-    roots_seen = bool(roots) and all(replies[len(KEY_TYPES) + 2])
+    pipe = client.pipeline(transaction=True)
+    pipe.hmget(prefix + "n", "unfinished", "ended")
+    pipe.scard(prefix + "seen")
+    if roots:
+        pipe.smismember(prefix + "seen", list(roots))
+    (unfinished, ended), seen, *member = await pipe.execute()
     return CrawlFound(
         exists=True,
         seen=int(seen),
         unfinished=_whole(unfinished),
         ended_ms=_whole(ended) if ended is not None else None,
-        roots_seen=roots_seen,
+        roots_seen=bool(member) and all(member[0]),
     )
 
 
@@ -176,3 +176,12 @@ async def before_crawling(url: str, crawl_id: str, roots: Sequence[str], fresh: 
         await forget(url, crawl_id)
     found = await look_up(url, crawl_id, roots)
     return found.finished_line(crawl_id) if found.finished and found.roots_seen else None
+
+
+def why_not_attach(url: str, crawl_id: str) -> str | None:
+    """For `attach`, before its screen opens (no loop runs yet): None if crawl `crawl_id`
+    is in the Redis at `url`, else the user's one line saying what is there instead."""
+    try:
+        return asyncio.run(no_such_crawl(url, crawl_id))
+    except RedisProblem as exc:
+        return str(exc)

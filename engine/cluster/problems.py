@@ -8,6 +8,8 @@ would hang the crawl, so it is a one-line error at once.
 
 from __future__ import annotations
 
+import re
+
 from redis.connection import parse_url
 from redis.exceptions import (
     AuthenticationError,
@@ -34,18 +36,25 @@ def permanent(exc: BaseException) -> bool:
     return isinstance(exc, ResponseError)
 
 
+def _parts(url: str) -> dict[str, object]:
+    try:
+        return dict(parse_url(url))
+    except ValueError:
+        return {}
+
+
 def shown_url(url: str) -> str:
     """The Redis URL with its password masked: it goes into messages and logs."""
-    try:
-        parts = parse_url(url)
-    except ValueError:
-        return "the Redis URL"
-    if "password" not in parts:
+    if "password" not in _parts(url):
         return url
     scheme, _, rest = url.partition("://")
-    _credentials, _, place = rest.rpartition("@")
-    user = parts.get("username") or ""
-    return f"{scheme}://{user}:***@{place}"
+    place, mark, query = rest.partition("?")
+    credentials, at, host = place.rpartition("@")
+    if at:
+        user = credentials.partition(":")[0]
+        place = f"{user}:***@{host}"
+    query = re.sub(r"(^|&)password=[^&]*", r"\1password=***", query)
+    return f"{scheme}://{place}{mark}{query}"
 
 
 def what_went_wrong(exc: BaseException, url: str) -> str:
@@ -53,6 +62,8 @@ def what_went_wrong(exc: BaseException, url: str) -> str:
     where = shown_url(url)
     text = str(exc)
     if isinstance(exc, AuthenticationError):
+        if "password" not in _parts(url):
+            return f"Redis at {where} asks for a password, and none was given ({text})"
         return f"Redis at {where} refused the password: {text}"
     if isinstance(exc, AuthorizationError | ResponseError) and text.startswith("NOPERM"):
         return f"Redis at {where} refused a command to this user: {text}"

@@ -68,25 +68,22 @@ local function set_aside(why, raw)
   redis.call('RPUSH', P .. 'bad', why .. ': ' .. raw)
   redis.call('HINCRBY', P .. 'n', 'bad', 1)
 end
--- A host's queue key, unless it holds something other than a list: then it is renamed
--- out of the way (bad:<n>) and the host leaves `ready`, and nil.
+-- A host's queue key; if it held something other than a list, that is renamed out of
+-- the way first (to bad:<n>), and the queue starts again empty.
 local function queue_of(host)
   local key = P .. 'q:' .. host
   local kind = redis.call('TYPE', key).ok
-  if kind == 'list' or kind == 'none' then
-    return key
+  if kind ~= 'list' and kind ~= 'none' then
+    local n = redis.call('HINCRBY', P .. 'n', 'bad', 1)
+    redis.call('RENAME', key, P .. 'bad:' .. n)
+    redis.call('RPUSH', P .. 'bad', 'a ' .. kind .. ', not a list, renamed to bad:' .. n
+      .. ': ' .. key)
   end
-  local n = redis.call('HINCRBY', P .. 'n', 'bad', 1)
-  redis.call('RENAME', key, P .. 'bad:' .. n)
-  redis.call('RPUSH', P .. 'bad', 'a ' .. kind .. ', not a list, renamed to bad:' .. n
-    .. ': ' .. key)
-  redis.call('ZREM', P .. 'ready', host)
-  return nil
+  return key
 end
 -- A host is in `ready` exactly when it has queued work and a free slot.
 local function wake(host, limit)
-  local queue = queue_of(host)
-  if not queue or redis.call('LLEN', queue) == 0
+  if redis.call('LLEN', queue_of(host)) == 0
       or (limit > 0 and num(redis.call('HGET', P .. 'busy', host)) >= limit) then
     redis.call('ZREM', P .. 'ready', host)
   else
@@ -104,13 +101,7 @@ local function release(member)
   return host
 end
 local function requeue(member, host, limit)
-  local queue = queue_of(host)
-  if not queue then
-    set_aside('a lease whose queue is not a list', member)
-    redis.call('HINCRBY', P .. 'n', 'unfinished', -1)
-    return
-  end
-  redis.call('LPUSH', queue, member)
+  redis.call('LPUSH', queue_of(host), member)
   redis.call('HINCRBY', P .. 'n', 'queued', 1)
   wake(host, limit)
 end
@@ -132,7 +123,7 @@ for i = 0, pairs_n - 1 do
   local url, member = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
   local host = host_of(member)
   local queue = queue_of(host)
-  if queue and redis.call('SADD', P .. 'seen', url) == 1 then
+  if redis.call('SADD', P .. 'seen', url) == 1 then
     redis.call('RPUSH', queue, member)
     redis.call('HINCRBY', P .. 'n', 'queued', 1)
     redis.call('HINCRBY', P .. 'n', 'unfinished', 1)
@@ -286,8 +277,7 @@ while #taken < want do
     break
   end
   local host = hosts[1]
-  local queue = queue_of(host)
-  local member = queue and redis.call('LPOP', queue)
+  local member = redis.call('LPOP', queue_of(host))
   if member then
     local _, url = parse(member, host)
     if not url then
