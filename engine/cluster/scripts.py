@@ -234,9 +234,11 @@ return #expired
 # leases it holds. Takes from the hosts whose time has come, oldest first, and sets each
 # one's next time in the same step (no other process can slip a fetch in between).
 #
-# Fair between processes: one that holds more leases than another that is waiting for
-# work takes none, so a slot it just freed goes to the other (else the process that was
-# first keeps every per-host slot, freeing and taking it again in one round trip).
+# Fair between processes: one that holds two leases more than another that is waiting
+# for work takes none, so a slot it just freed goes to the other (else the process that
+# was first keeps every per-host slot, freeing and taking it again in one round trip).
+# One lease more is let be: a gap of one comes and goes as leases end, and yielding for
+# it would leave the slot idle until the other process next asks.
 #
 # A member found in a queue that is not one crawlscope wrote is set aside (`bad`); one
 # well formed but never added (its URL not in `seen`) is counted now and taken, and the
@@ -272,7 +274,7 @@ while #taken < want do
   if #hosts == 0 then
     break
   end
-  if least ~= nil and held + #taken > least then
+  if least ~= nil and held + #taken > least + 1 then
     yielded = true
     break
   end
