@@ -115,6 +115,22 @@ def test_a_key_of_the_wrong_type_is_one_line(
     assert "WRONGTYPE" in err and "'crawlscope:t:seen' holds a string, not a set" in err
 
 
+def test_a_key_made_the_wrong_type_mid_crawl_stops_it_at_once(
+    site: str, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "o.jsonl"
+    proc = crawl(site, redis_server.url, out, "--max-tasks", "2")
+    wait_until(lambda: len(fetched(out)) >= 10)
+    client = redis_server.client()
+    client.delete("crawlscope:t:next")
+    client.set("crawlscope:t:next", "not a hash")  # every take writes it
+    client.close()
+    status, _report, err = ended(proc)
+    assert status == 1
+    last = err.strip().splitlines()[-1]
+    assert "WRONGTYPE" in last and "the crawl stopped" in last and "nothing is lost" in last
+
+
 def test_patience_is_stated_in_help() -> None:
     result = run_cli("crawl", "--help")
     text = " ".join(result.stdout.split())

@@ -73,6 +73,18 @@ class ClusterFigures:
         )  # fmt: skip
 
 
+def _fields(member: str) -> tuple[str, str, int, int, str | None]:
+    """host, url, max_redirect, depth, referrer of a member; ValueError or TypeError if it
+    is not of the form crawlscope writes."""
+    host, payload = member.split(" ", 1)
+    url, max_redirect, depth, referrer = json.loads(payload)
+    if not isinstance(url, str) or not (referrer is None or isinstance(referrer, str)):
+        raise TypeError("not a URL")
+    if int(max_redirect) != max_redirect or int(depth) != depth:
+        raise ValueError("not whole numbers")
+    return host, url, int(max_redirect), int(depth), referrer
+
+
 class RedisLease(Lease):
     __slots__ = ("member",)
 
@@ -415,11 +427,19 @@ class RedisFrontier:
         assert isinstance(members, list)
         for raw in members:
             member = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
-            host, payload = member.split(" ", 1)
-            url, max_redirect, depth, referrer = json.loads(payload)  # TAKE checked its form
+            try:
+                host, url, max_redirect, depth, referrer = _fields(member)
+            except (ValueError, TypeError, OverflowError):
+                # TAKE checked its form; should json and cjson still disagree on it, it
+                # ends here, as a failure no worker saw.
+                self.rejected += 1
+                self._dones.append((member, "failed"))
+                self._wake.set()
+                continue
             # Perhaps another process admitted it: these books learn where it came from.
             self.ledger.adopt(url, depth, referrer)
-            lease = RedisLease((url, int(max_redirect)), member)
+            # No more redirects than this process's own rule allows, whatever it says.
+            lease = RedisLease((url, min(max_redirect, self.ledger.max_redirect)), member)
             why = self._why_not(url, host)
             if why is not None:
                 # Never a worker's: filtered here, with its reason, as a link would be.

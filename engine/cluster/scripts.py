@@ -47,7 +47,8 @@ local function num(value)
   return (value and tonumber(value)) or 0
 end
 local function whole(value)
-  return type(value) == 'number' and value >= 0 and value == math.floor(value)
+  return type(value) == 'number' and value >= 0 and value < 2147483648
+    and value == math.floor(value)
 end
 -- Its host and URL if a member is one crawlscope wrote (for that host's queue), else nil:
 -- anyone who reaches Redis can write these keys, and one bad entry must not stop a crawl.
