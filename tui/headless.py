@@ -55,7 +55,11 @@ def progress_line(crawler: Crawler) -> str:
 def frontier_trouble(crawler: Crawler) -> str:
     """Why a shared frontier cannot be reached now, in a few words ("" if it can)."""
     why = getattr(crawler.q, "unreachable", None)
-    return f"Redis unreachable ({printable(why)}), retrying" if why else ""
+    if not why:
+        return ""
+    patience = getattr(crawler.q, "patience", None)
+    within = f" for up to {patience:g} s (--redis-patience)" if patience is not None else ""
+    return f"Redis unreachable ({printable(why)}), retrying{within}"
 
 
 async def _watch_frontier(crawler: Crawler, err: TextIO, every: float = 0.25) -> None:
