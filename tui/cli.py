@@ -21,6 +21,7 @@ from crawlscope.engine.cluster.lookup import before_crawling
 from crawlscope.engine.cluster.node import redis_crawler
 from crawlscope.engine.cluster.problems import RedisProblem
 from crawlscope.engine.cluster.redis_frontier import DEFAULT_LEASE, DEFAULT_PATIENCE
+from crawlscope.engine.cluster.scripts import MAX_LEASE_MS
 from crawlscope.engine.cluster.sqlite_state import StateError, check_state_file, keep_state
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -217,8 +218,10 @@ def add_state_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
 
 def _lease_seconds(text: str) -> float:
     value = seconds(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 second, not {text}")
+    if not 1 <= value <= MAX_LEASE_MS / 1000:
+        raise argparse.ArgumentTypeError(
+            f"must be from 1 second to {MAX_LEASE_MS // 1000} (a day), not {text}"
+        )
     return value
 
 

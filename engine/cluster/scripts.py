@@ -32,10 +32,14 @@ FRESH_MS = 1000
 # How long a process that let another take its turn waits before it asks again.
 YIELD_MS = 20
 
+# The longest lease a process may take (--lease), in ms: one that expires later than this
+# from now was not written by crawlscope.
+MAX_LEASE_MS = 86_400_000
+
 # Shared by every script: ARGV[1] is the key prefix.
 PRELUDE = f"""
 local P = ARGV[1]
-local FRESH_MS, YIELD_MS = {FRESH_MS}, {YIELD_MS}
+local FRESH_MS, YIELD_MS, MAX_LEASE_MS = {FRESH_MS}, {YIELD_MS}, {MAX_LEASE_MS}
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -205,12 +209,20 @@ return renewed
 )
 
 # ARGV: prefix, per-host limit. Expired leases (their process died, or lost Redis for
-# longer than a lease) go back to the front of their queues.
+# longer than a lease) go back to the front of their queues; what no process of
+# crawlscope wrote is set aside.
 RECLAIM = (
     PRELUDE
     + """
 local limit = tonumber(ARGV[2])
-local expired = redis.call('ZRANGEBYSCORE', P .. 'inflight', '-inf', now_ms(), 'LIMIT', 0, 1000)
+local now = now_ms()
+local expired = redis.call('ZRANGEBYSCORE', P .. 'inflight', '-inf', now, 'LIMIT', 0, 1000)
+-- A lease no process could have written (no --lease is that long) is looked at now too.
+local far = redis.call('ZRANGEBYSCORE', P .. 'inflight', now + MAX_LEASE_MS, '+inf',
+                       'LIMIT', 0, 100)
+for _, member in ipairs(far) do
+  expired[#expired + 1] = member
+end
 for _, member in ipairs(expired) do
   local host, url = parse(member, nil)
   if not host then
