@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from redis_support import (
     RedisServer,
     balanced_books,
@@ -225,7 +226,7 @@ def test_urls_from_redis_pass_the_checks_a_found_link_passes(
     assert other.connections == 0
     assert {str(r["url"]) for r in lines} == reference | set(planted)
     assert balanced_books(redis_server)
-    assert "URL(s) taken from Redis filtered" in err
+    assert "3 URL(s) taken from Redis kept from the workers" in err  # robots.txt: the worker's
 
 
 def test_bad_entries_are_set_aside_and_the_crawl_goes_on(
@@ -244,17 +245,21 @@ def test_bad_entries_are_set_aside_and_the_crawl_goes_on(
     client.zadd("crawlscope:t:ready", {origin: 0, "http://127.0.0.1:1": 0})
     client.zadd("crawlscope:t:inflight", {"a garbage lease": 0, "another, for ever": 2**52})
     client.close()
+    raw = redis.Redis(port=redis_server.port)  # bytes that are not UTF-8, as they are
+    raw.rpush(f"crawlscope:t:q:{origin}", member(origin, "http://x/").encode() + b"\xff")
+    raw.rpush(f"crawlscope:t:q:{origin}", f'{origin} ["{site}\xff",1,0,null]'.encode("latin-1"))
+    raw.close()
     out = tmp_path / "o.jsonl"
     status, _report, err = ended(crawl(site, redis_server.url, out, "--max-tasks", "5"))
     assert status == 0, err
     assert {str(r["url"]) for r in records(out)} == reference
     assert balanced_books(redis_server)
-    client = redis_server.client()
-    aside = client.lrange("crawlscope:t:bad", 0, -1)
+    client = redis.Redis(port=redis_server.port)
+    aside = [e.decode(errors="replace") for e in client.lrange("crawlscope:t:bad", 0, -1)]
     (renamed,) = client.scan_iter("crawlscope:t:bad:*")
     kept = client.hgetall(renamed)
     client.close()
-    assert len(aside) == 7
+    assert len(aside) == 8
     for entry in [
         *bad,
         "a garbage lease",
@@ -262,8 +267,10 @@ def test_bad_entries_are_set_aside_and_the_crawl_goes_on(
         "crawlscope:t:q:http://127.0.0.1:1",
     ]:
         assert any(line.endswith(entry) for line in aside), entry
-    assert kept == {"a": "hash, not a list"}  # renamed, not deleted
-    assert "7 entries in Redis that crawlscope did not write set aside" in err
+    assert any(line.endswith('http://x/",10,0,null]\ufffd') for line in aside)
+    assert kept == {b"a": b"hash, not a list"}  # renamed, not deleted
+    assert "8 entries in Redis that crawlscope did not write set aside" in err
+    assert "1 URL(s) taken from Redis kept from the workers" in err  # the one not UTF-8
 
 
 # ---- a crawl id that is not there ---------------------------------------------------------

@@ -21,6 +21,7 @@ from redis.exceptions import (
 )
 
 from ..records import Fault, describe_exception
+from ..text import printable
 
 
 class RedisProblem(Fault):
@@ -59,8 +60,9 @@ def shown_url(url: str) -> str:
 
 def what_went_wrong(exc: BaseException, url: str) -> str:
     """One line naming the problem with the Redis at `url`."""
-    where = shown_url(url)
-    text = str(exc)
+    # The server's words are untrusted (whatever listens at that address wrote them).
+    where = printable(shown_url(url))
+    text = printable(str(exc))
     if isinstance(exc, AuthenticationError):
         if "password" not in _parts(url):
             return f"Redis at {where} asks for a password, and none was given ({text})"
@@ -74,5 +76,5 @@ def what_went_wrong(exc: BaseException, url: str) -> str:
     if isinstance(exc, ResponseError):
         return f"Redis at {where} refused: {text}"
     if isinstance(exc, RedisError | OSError):
-        return f"cannot reach Redis at {where}: {describe_exception(exc)}"
-    return f"Redis at {where}: {describe_exception(exc)}"
+        return f"cannot reach Redis at {where}: {printable(describe_exception(exc))}"
+    return f"Redis at {where}: {printable(describe_exception(exc))}"

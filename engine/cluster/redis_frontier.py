@@ -142,7 +142,7 @@ class RedisFrontier:
         self._adds: list[tuple[str, str]] = []  # (url, member)
         self._filtered: list[str] = []
         self._backs: list[str] = []
-        self._dones: list[tuple[str, str]] = []  # (member, outcome)
+        self._dones: list[tuple[str | bytes, str]] = []  # (member, outcome)
         self._delays: dict[str, int] = {}  # host -> Crawl-delay ms, sent once each
         self._held: dict[str, RedisLease] = {}  # member -> lease this process holds
         self._spare: deque[RedisLease] = deque()  # taken for a worker that went away
@@ -329,8 +329,8 @@ class RedisFrontier:
             )
         if self.rejected:
             notes.append(
-                f"{self.rejected} URL(s) taken from Redis filtered by this process's checks "
-                "(scheme, scope): see the report"
+                f"{self.rejected} URL(s) taken from Redis kept from the workers by this "
+                "process's checks (form, scheme, scope): see the report"
             )
         return notes
 
@@ -382,7 +382,7 @@ class RedisFrontier:
         adds: Sequence[tuple[str, str]],
         filtered: Sequence[str],
         backs: Sequence[str],
-        dones: Sequence[tuple[str, str]],
+        dones: Sequence[tuple[str | bytes, str]],
         delays: Sequence[tuple[str, int]],
         renew: bool,
         waiting: int,
@@ -395,9 +395,9 @@ class RedisFrontier:
         if backs:
             await self._back(args=[p, limit, *backs], client=pipe)
         if dones or delays:
-            flat = [part for pair in dones for part in pair]
+            ended: list[str | bytes] = [part for pair in dones for part in pair]
             more = [part for pair in delays for part in pair]
-            await self._done(args=[p, limit, len(dones), *flat, *more], client=pipe)
+            await self._done(args=[p, limit, len(dones), *ended, *more], client=pipe)
         if renew:
             await self._renew(args=[p, round(self.lease * 1000), *self._held], client=pipe)
         await self._reclaim(args=[p, limit], client=pipe)
@@ -426,14 +426,14 @@ class RedisFrontier:
         self._next_ready = None if wait < 0 else wait / 1000
         assert isinstance(members, list)
         for raw in members:
-            member = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
             try:
+                member = raw.decode() if isinstance(raw, bytes) else str(raw)
                 host, url, max_redirect, depth, referrer = _fields(member)
             except (ValueError, TypeError, OverflowError):
-                # TAKE checked its form; should json and cjson still disagree on it, it
-                # ends here, as a failure no worker saw.
+                # TAKE checked its form, but not its UTF-8; should json and cjson
+                # disagree on it, it ends here (by its exact bytes), a failure no worker saw.
                 self.rejected += 1
-                self._dones.append((member, "failed"))
+                self._dones.append((raw, "failed"))
                 self._wake.set()
                 continue
             # Perhaps another process admitted it: these books learn where it came from.

@@ -282,7 +282,9 @@ for _, other in ipairs(redis.call('ZRANGE', P .. 'wanters', 0, -1)) do
 end
 local taken = {}
 local yielded = false
-while #taken < want do
+local looks = 0  -- a queue full of bad entries is worked through a round at a time
+while #taken < want and looks < want + 1000 do
+  looks = looks + 1
   local hosts = redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIMIT', 0, 1)
   if #hosts == 0 then
     break
