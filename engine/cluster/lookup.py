@@ -9,6 +9,7 @@ says so instead of a crawl of nothing or an empty screen.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import re
 from collections.abc import Sequence
@@ -43,14 +44,17 @@ class CrawlFound:
 
     @property
     def finished(self) -> bool:
-        return self.exists and self.unfinished == 0 and self.ended_ms is not None
+        return self.exists and self.unfinished == 0 and self.seen > 0
 
     def finished_line(self, crawl_id: str) -> str:
-        assert self.ended_ms is not None
-        when = datetime.datetime.fromtimestamp(self.ended_ms / 1000, datetime.UTC)
+        when = ""
+        # A crawl ended by an older crawlscope has no time, and Redis's data is untrusted.
+        if self.ended_ms is not None:
+            with contextlib.suppress(ValueError, OverflowError, OSError):
+                at = datetime.datetime.fromtimestamp(self.ended_ms / 1000, datetime.UTC)
+                when = f" at {at:%Y-%m-%d %H:%M:%S} UTC"
         return (
-            f"crawl {printable(crawl_id)} finished at {when:%Y-%m-%d %H:%M:%S} UTC "
-            f"({self.seen} urls); "
+            f"crawl {printable(crawl_id)} finished{when} ({self.seen} urls); "
             "use another --crawl-id, or --fresh to crawl it again from the start"
         )
 
