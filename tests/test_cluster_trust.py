@@ -4,6 +4,7 @@ crawl: real `crawlscope crawl` processes against a real redis-server and a real 
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import threading
@@ -158,6 +159,20 @@ def test_a_redis_gone_for_longer_than_the_patience_stops_the_crawl_losing_nothin
     finish(crawl(site, persistent_redis.url, again, "--max-tasks", "10", "--lease", "1"))
     assert {str(r["url"]) for out in (first, again) for r in records(out)} == reference
     assert balanced_books(persistent_redis)
+
+
+def test_a_crawl_stopped_while_redis_is_away_says_so(
+    site: str, persistent_redis: RedisServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "o.jsonl"
+    proc = crawl(site, persistent_redis.url, out, "--max-tasks", "2")
+    wait_until(lambda: len(fetched(out)) >= 10)
+    persistent_redis.stop()
+    proc.send_signal(signal.SIGINT)
+    status, _report, err = ended(proc)
+    assert status == 130
+    assert "Redis was unreachable when the crawl stopped" in err and "nothing is lost" in err
+    assert "came back" not in err and "went on" not in err
 
 
 # ---- what is in the crawl's keys is checked ------------------------------------------------

@@ -39,6 +39,7 @@ from ..ledger import Ledger
 from ..politeness import origin_of
 from ..records import FetchRecord, describe_exception
 from ..snapshot import Accounting
+from ..text import printable
 from ..urls import normalize
 from . import scripts
 from .problems import RedisProblem, permanent, what_went_wrong
@@ -300,7 +301,7 @@ class RedisFrontier:
             await self._rest(self._pause())
 
     def _give_up(self, why: str) -> None:
-        held = len(self._held) + len(self._dones)
+        held = self._owed_leases()
         tail = (
             f"; the {held} URL(s) this process held go back on the queue when their leases "
             f"expire ({self.lease:g} s)"
@@ -311,11 +312,22 @@ class RedisFrontier:
         for tell in self.on_give_up:
             tell(self.gave_up)
 
+    def _owed_leases(self) -> int:
+        """Leases this process holds, or ended or gave back without Redis hearing of it."""
+        return len(self._held) + len(self._dones) + len(self._backs)
+
     def closing_notes(self) -> list[str]:
         """What Redis did to this crawl, a line each, for its last lines (the fault that
         stopped it, if one did, has a line of its own)."""
         notes = []
-        went_on = self.outages - (self.gave_up is not None)
+        lost = self._lost_at is not None  # at the end still: it never came back
+        went_on = self.outages - lost
+        if lost and self.gave_up is None:  # stopped by the user meanwhile
+            notes.append(
+                f"Redis was unreachable when the crawl stopped ({printable(self.unreachable or '')}"
+                f"); the {self._owed_leases()} URL(s) this process held go back "
+                f"on the queue when their leases expire ({self.lease:g} s); nothing is lost"
+            )
         if went_on:
             notes.append(
                 f"Redis was unreachable {went_on} time(s) and came back within "
