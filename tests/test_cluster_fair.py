@@ -24,8 +24,9 @@ def test_a_process_that_joins_later_gets_its_share(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     # One host, so the default --per-host 8 is what both processes contend for: the
-    # first holds every slot when the second comes.
-    with demo_site_process("--pages", "1000", "--latency", "0.1") as site:
+    # first holds every slot when the second comes. Slow pages (about 25 s of crawl) so
+    # that the second's start-up on a loaded machine is a small part of it.
+    with demo_site_process("--pages", "1000", "--latency", "0.2") as site:
         first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
         procs = [crawl(site, redis_server.url, first)]
         try:
