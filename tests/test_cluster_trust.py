@@ -212,7 +212,8 @@ def test_urls_from_redis_pass_the_checks_a_found_link_passes(
     origin = origin_of(site)
     elsewhere = f"http://127.0.0.1:{other.port}"
     planted = {
-        "javascript:alert(1)": "not a normalised http(s) URL",
+        "javascript:alert(1)": "from Redis: not an http(s) URL",
+        f"{site}a/../page/1": "from Redis: not a normalised URL",
         f"{elsewhere}/under-the-site's-host": "queued under another host",
         f"{elsewhere}/": "out of scope",
         f"{site}private/planted": "robots.txt",
@@ -241,7 +242,7 @@ def test_urls_from_redis_pass_the_checks_a_found_link_passes(
     assert other.connections == 0
     assert {str(r["url"]) for r in lines} == reference | set(planted)
     assert balanced_books(redis_server)
-    assert "3 URL(s) taken from Redis kept from the workers" in err  # robots.txt: the worker's
+    assert "4 URL(s) taken from Redis kept from the workers" in err  # robots.txt: the worker's
 
 
 def test_bad_entries_are_set_aside_and_the_crawl_goes_on(

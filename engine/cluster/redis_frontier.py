@@ -470,8 +470,11 @@ class RedisFrontier:
     def _why_not(self, url: str, host: str) -> str | None:
         """Why a URL taken from Redis may not be fetched (None: it may), as a link found on
         a page is checked (ledger.admit): robots.txt is the worker's, as for any URL."""
-        if normalize(url) != url:
-            return "from Redis: not a normalised http(s) URL"
+        canonical = normalize(url)
+        if canonical is None:
+            return "from Redis: not an http(s) URL"
+        if canonical != url:  # what this crawler queues is always in its canonical form
+            return "from Redis: not a normalised URL"
         if origin_of(url) != host:
             return "from Redis: queued under another host"
         return self.ledger.scope.why_not(url)
