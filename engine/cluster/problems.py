@@ -23,6 +23,8 @@ from redis.exceptions import (
 from ..records import Fault, describe_exception
 from ..text import printable
 
+PASSING = ("BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN")
+
 
 class RedisProblem(Fault):
     """A Redis this crawl cannot go on with; its message is the user's one line."""
@@ -34,6 +36,9 @@ def permanent(exc: BaseException) -> bool:
         return True
     if isinstance(exc, BusyLoadingError | TryAgainError):
         return False  # still loading its data, or a moment's refusal: it passes
+    # Busy with another client's script, or a replica that lost its master: they pass too.
+    if str(exc).startswith(PASSING):
+        return False
     return isinstance(exc, ResponseError)
 
 
