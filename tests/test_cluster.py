@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 from redis_support import (
     RedisServer,
+    balanced_books,
     crawl,
     fetched,
     finish,
@@ -55,21 +56,6 @@ def reference(site: str, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     out = tmp_path_factory.mktemp("reference") / "one.jsonl"
     finish(crawl(site, None, out, "--max-tasks", "20"))
     return {str(r["url"]) for r in records(out)}
-
-
-def balanced_books(server: RedisServer) -> bool:
-    """The whole crawl's accounting, read at one instant (a MULTI)."""
-    client = server.client()
-    try:
-        pipe = client.pipeline(transaction=True)
-        pipe.hmget("crawlscope:t:n", "unfinished", "queued", "done", "failed", "filtered")
-        pipe.zcard("crawlscope:t:inflight")
-        pipe.scard("crawlscope:t:seen")
-        (unfinished, queued, done, failed, filtered), in_flight, seen = pipe.execute()
-    finally:
-        client.close()
-    n = [int(x or 0) for x in (unfinished, queued, done, failed, filtered)]
-    return n[0] == n[1] + in_flight and seen == n[2] + n[3] + n[4] + n[1] + in_flight
 
 
 def in_flight(server: RedisServer) -> int:
@@ -121,10 +107,18 @@ def test_every_process_killed_then_run_again(
     assert len(twice) <= held_at_kill
 
 
-def test_roots_added_again_do_nothing(site: str, redis_server: RedisServer, tmp_path: Path) -> None:
+def test_a_finished_crawl_run_again_says_so_and_fresh_starts_it_over(
+    site: str, reference: set[str], redis_server: RedisServer, tmp_path: Path
+) -> None:
     finish(crawl(site, redis_server.url, tmp_path / "1.jsonl", "--max-tasks", "20"))
-    out, _err = finish(crawl(site, redis_server.url, tmp_path / "2.jsonl"))
-    assert records(tmp_path / "2.jsonl") == []
+    out, err = finish(crawl(site, redis_server.url, tmp_path / "2.jsonl"))
+    assert records(tmp_path / "2.jsonl") == [] and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("crawlscope: crawl t finished at ")
+    assert f"({len(reference)} urls)" in line and "--crawl-id" in line and "--fresh" in line
+    again = tmp_path / "3.jsonl"
+    out, _err = finish(crawl(site, redis_server.url, again, "--max-tasks", "20", "--fresh"))
+    assert {str(r["url"]) for r in records(again)} == reference
     assert "(all accounted for)" in out
 
 

@@ -17,8 +17,11 @@ import shtab
 from redis.connection import parse_url as parse_redis_url
 from textual.app import App
 
+from crawlscope.engine.cluster.lookup import before_crawling
 from crawlscope.engine.cluster.node import redis_crawler
-from crawlscope.engine.cluster.redis_frontier import DEFAULT_LEASE
+from crawlscope.engine.cluster.problems import RedisProblem
+from crawlscope.engine.cluster.redis_frontier import DEFAULT_LEASE, DEFAULT_PATIENCE
+from crawlscope.engine.cluster.scripts import MAX_LEASE_MS
 from crawlscope.engine.cluster.sqlite_state import StateError, check_state_file, keep_state
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -200,6 +203,16 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
         help="seconds before a URL held by a process that died goes back on the queue "
         "(default %(default)s; renewed while the fetch runs)",
     )  # fmt: skip
+    cluster.add_argument(
+        "--redis-patience", type=seconds, default=DEFAULT_PATIENCE, metavar="S",
+        help="seconds to wait for a Redis that went away mid-crawl before this process "
+        "stops, losing nothing (default %(default)s); a wrong address or password is an "
+        "error at once",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--fresh", action="store_true",
+        help="with --redis: forget what Redis holds of this --crawl-id and start it over",
+    )  # fmt: skip
     add_state_option(cluster)
 
 
@@ -214,8 +227,10 @@ def add_state_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
 
 def _lease_seconds(text: str) -> float:
     value = seconds(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 second, not {text}")
+    if not 1 <= value <= MAX_LEASE_MS / 1000:
+        raise argparse.ArgumentTypeError(
+            f"must be from 1 second to {MAX_LEASE_MS // 1000} (a day), not {text}"
+        )
     return value
 
 
@@ -408,6 +423,8 @@ def _crawl(args: argparse.Namespace) -> int:
         return _fail("--redis and --crawl-id go together")
     if args.redis and args.state:
         return _fail("--state keeps a crawl of one process; with --redis, Redis keeps it")
+    if args.fresh and not args.redis:
+        return _fail("--fresh goes with --redis: it forgets a crawl kept in Redis")
     if args.state:
         try:
             check_state_file(args.state)
@@ -419,10 +436,22 @@ def _crawl(args: argparse.Namespace) -> int:
         return _fail(f"--monitor: {exc}")
 
     async def crawl() -> int:
+        if args.redis is not None:
+            # One look first: a Redis that cannot be used, or a crawl that has ended, is
+            # one line now, not a crawl that waits for ever or crawls nothing.
+            try:
+                ended = await before_crawling(
+                    args.redis, args.crawl_id, config.root_urls, args.fresh
+                )
+            except RedisProblem as exc:
+                return _fail(str(exc))
+            if ended is not None:
+                print(f"crawlscope: {ended}", file=sys.stderr)
+                return 0
         crawler = (
             Crawler(config)
             if args.redis is None
-            else redis_crawler(config, args.redis, args.crawl_id, args.lease)
+            else redis_crawler(config, args.redis, args.crawl_id, args.lease, args.redis_patience)
         )
         if args.state:
             try:

@@ -55,7 +55,11 @@ def progress_line(crawler: Crawler) -> str:
 def frontier_trouble(crawler: Crawler) -> str:
     """Why a shared frontier cannot be reached now, in a few words ("" if it can)."""
     why = getattr(crawler.q, "unreachable", None)
-    return f"Redis unreachable ({printable(why)}), retrying" if why else ""
+    if not why:
+        return ""
+    patience = getattr(crawler.q, "patience", None)
+    within = f" for up to {patience:g} s (--redis-patience)" if patience is not None else ""
+    return f"Redis unreachable ({printable(why)}), retrying{within}"
 
 
 async def _watch_frontier(crawler: Crawler, err: TextIO, every: float = 0.25) -> None:
@@ -251,11 +255,10 @@ def exit_status(crawler: Crawler, signum: int | None, err: TextIO) -> int:
     faults = list(dict.fromkeys(describe_fault(f) for f in crawler.ledger.faults))
     for line in faults:
         print(f"crawlscope: {printable(line)}", file=err)
-    # The lecture engines have no frontier object; only a Redis one has outages.
-    outages = getattr(getattr(crawler, "q", None), "outages", 0)
-    if outages:
-        print(f"crawlscope: Redis was unreachable {outages} time(s); each time the crawl"
-              " waited and went on, losing nothing", file=err)  # fmt: skip
+    # The lecture engines have no frontier object; only a Redis one has notes.
+    frontier_notes = getattr(getattr(crawler, "q", None), "closing_notes", None)
+    for note in frontier_notes() if frontier_notes is not None else ():
+        print(f"crawlscope: {printable(note)}", file=err)
     if signum is not None:
         print(f"crawlscope: {SIGNAL_WORDS.get(signum, 'stopped')}", file=err)
         return 128 + signum

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TextIO
 
+from crawlscope.engine.cluster.lookup import why_not_attach
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.remote.monitor import Monitor, listen, parse_address, socket_url
 
@@ -99,6 +100,12 @@ def run_attach(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"crawlscope: {exc}", file=sys.stderr)
         return 2
+    if isinstance(source, ClusterAttached):
+        # A typo in --crawl-id is a line naming the crawls there are, not an empty screen.
+        missing = why_not_attach(url, args.crawl_id)
+        if missing is not None:
+            print(f"crawlscope: {missing}", file=sys.stderr)
+            return 1
     # textual-serve runs this with pipes and a driver of its own that draws in a browser.
     web = "TEXTUAL_DRIVER" in os.environ
     if not web and not (sys.stdin.isatty() and sys.stdout.isatty()):

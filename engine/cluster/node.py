@@ -8,11 +8,16 @@ import redis.asyncio as aioredis
 from ..config import CrawlConfig
 from ..crawler import Crawler
 from .observe import Publisher
-from .redis_frontier import DEFAULT_LEASE, RedisFrontier
+from .problems import shown_url
+from .redis_frontier import DEFAULT_LEASE, DEFAULT_PATIENCE, RedisFrontier
 
 
 def redis_crawler(
-    config: CrawlConfig, redis_url: str, crawl_id: str, lease: float = DEFAULT_LEASE
+    config: CrawlConfig,
+    redis_url: str,
+    crawl_id: str,
+    lease: float = DEFAULT_LEASE,
+    patience: float = DEFAULT_PATIENCE,
 ) -> Crawler:
     """A Crawler whose queue is crawl `crawl_id` in the Redis at `redis_url`
     (redis://HOST:PORT/DB): it starts that crawl, or joins it. ValueError if the URL
@@ -28,8 +33,12 @@ def redis_crawler(
 
     frontier = RedisFrontier(
         client, crawl_id, crawler.ledger, lease=lease, per_host=config.per_host,
-        delay=config.host_delay, crawl_delay_of=crawl_delay_of,
+        delay=config.host_delay, crawl_delay_of=crawl_delay_of, patience=patience,
+        shown_url=shown_url(redis_url),
     )  # fmt: skip
+    # A Redis the crawl cannot go on with is a fault like a full disk: the crawl stops,
+    # and its last lines say why.
+    frontier.on_give_up.append(crawler.ledger.report_fault)
     publisher = Publisher(crawler, client, crawl_id)
     frontier.on_start.append(publisher.start)
     frontier.on_close.append(publisher.stop)

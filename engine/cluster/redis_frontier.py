@@ -9,8 +9,14 @@ of Lua scripts (scripts.py), in that order: a page's new URLs are queued before 
 lease ends, so the unfinished count never touches 0 while work remains.
 
 When Redis cannot be reached the pump keeps what it owes, says so (`unreachable`), and
-tries again: nothing is lost. A lease whose process died comes back to the queue when it
+tries again, for `patience` seconds; then, or at once for a problem waiting cannot mend
+(a wrong password, a key of the wrong type: problems.py), it gives up and stops the
+crawl: nothing is lost, for a lease whose process stopped comes back to the queue when it
 expires, and `task_done` of a lease no longer held counts nothing.
+
+What comes out of Redis is untrusted: anyone who reaches it can write the crawl's keys.
+The scripts set aside what crawlscope did not write; a URL taken here passes the same
+scheme and scope checks as a link found on a page before a worker sees it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
+import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -31,11 +39,15 @@ from ..ledger import Ledger
 from ..politeness import origin_of
 from ..records import FetchRecord, describe_exception
 from ..snapshot import Accounting
+from ..text import printable
+from ..urls import normalize
 from . import scripts
+from .problems import RedisProblem, permanent, what_went_wrong
 
 DEFAULT_LEASE = 30.0  # seconds a lease lasts unless renewed
 IDLE_POLL = 0.05  # seconds between looks at the queue when other processes may add work
 RETRY_MIN, RETRY_MAX = 0.1, 2.0  # backoff while Redis cannot be reached
+DEFAULT_PATIENCE = 30.0  # seconds an unreachable Redis is waited for before the crawl stops
 
 
 def key_prefix(crawl_id: str) -> str:
@@ -53,12 +65,25 @@ class ClusterFigures:
     filtered: int = 0
     in_flight: int = 0
     seen: int = 0
+    bad: int = 0  # entries set aside: written into the crawl's keys by something else
 
     def accounting(self) -> Accounting:
         return Accounting(
             seen=self.seen, done=self.done, failed=self.failed, filtered=self.filtered,
             queued=self.queued, held=self.in_flight, unfetched=0,
         )  # fmt: skip
+
+
+def _fields(member: str) -> tuple[str, str, int, int, str | None]:
+    """host, url, max_redirect, depth, referrer of a member; ValueError or TypeError if it
+    is not of the form crawlscope writes."""
+    host, payload = member.split(" ", 1)
+    url, max_redirect, depth, referrer = json.loads(payload)
+    if not isinstance(url, str) or not (referrer is None or isinstance(referrer, str)):
+        raise TypeError("not a URL")
+    if int(max_redirect) != max_redirect or int(depth) != depth:
+        raise ValueError("not whole numbers")
+    return host, url, int(max_redirect), int(depth), referrer
 
 
 class RedisLease(Lease):
@@ -82,6 +107,8 @@ class RedisFrontier:
         per_host: int = 0,
         delay: float = 0.0,
         crawl_delay_of: Callable[[str], float | None] | None = None,
+        patience: float = DEFAULT_PATIENCE,
+        shown_url: str = "Redis",
     ) -> None:
         self.client = client
         self.crawl_id = crawl_id
@@ -96,6 +123,17 @@ class RedisFrontier:
         self.fresh = False  # figures read after everything this process did was sent
         self.unreachable: str | None = None  # why Redis cannot be reached, while it cannot
         self.outages = 0  # times Redis could not be reached
+        self.patience = patience
+        self.shown_url = shown_url  # where Redis is, for messages (no password)
+        self.longest_outage = 0.0  # seconds, of the outages the crawl went on after
+        self.gave_up: RedisProblem | None = None  # why the crawl stopped, if Redis made it
+        # Told once, when Redis makes the crawl stop (the node stops the crawler).
+        self.on_give_up: list[Callable[[RedisProblem], None]] = []
+        self.rejected = 0  # URLs taken from Redis that the checks kept from the workers
+        # This process, to the fair take (scripts.TAKE): unique even on one host.
+        self.name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._lost_at: float | None = None  # monotonic time the current outage began
+        self._reached = False  # an exchange with Redis went through
         # Called before leases are ended in Redis: an output flushes, so that a record
         # of a page the cluster counts done is on disk even if this process is killed.
         self.before_send: list[Callable[[], None]] = []
@@ -105,7 +143,7 @@ class RedisFrontier:
         self._adds: list[tuple[str, str]] = []  # (url, member)
         self._filtered: list[str] = []
         self._backs: list[str] = []
-        self._dones: list[tuple[str, str]] = []  # (member, outcome)
+        self._dones: list[tuple[str | bytes, str]] = []  # (member, outcome)
         self._delays: dict[str, int] = {}  # host -> Crawl-delay ms, sent once each
         self._held: dict[str, RedisLease] = {}  # member -> lease this process holds
         self._spare: deque[RedisLease] = deque()  # taken for a worker that went away
@@ -232,19 +270,81 @@ class RedisFrontier:
             try:
                 await self._exchange(take=not closing)
             except (RedisError, OSError) as exc:
-                if self.unreachable is None:
+                now = time.monotonic()
+                if self._lost_at is None:
+                    self._lost_at = now
                     self.outages += 1
                 self.unreachable = describe_exception(exc)
+                if permanent(exc) or not self._reached:
+                    # Never reached since the start: a wrong address, not an outage.
+                    self._give_up(what_went_wrong(exc, self.shown_url))
+                    return
+                if now - self._lost_at >= self.patience:
+                    self._give_up(
+                        f"{what_went_wrong(exc, self.shown_url)}; waited "
+                        f"{now - self._lost_at:.0f} s (--redis-patience {self.patience:g})"
+                    )
+                    return
                 if closing:
                     return
-                await self._rest(backoff)
+                await self._rest(min(backoff, max(self._lost_at + self.patience - now, 0.01)))
                 backoff = min(backoff * 2, RETRY_MAX)
                 continue
+            self._reached = True
+            if self._lost_at is not None:
+                self.longest_outage = max(self.longest_outage, time.monotonic() - self._lost_at)
+                self._lost_at = None
             self.unreachable = None
             backoff = RETRY_MIN
             if closing:
                 return
             await self._rest(self._pause())
+
+    def _give_up(self, why: str) -> None:
+        held = self._owed_leases()
+        tail = (
+            f"; the {held} URL(s) this process held go back on the queue when their leases "
+            f"expire ({self.lease:g} s)"
+            if held
+            else ""
+        )
+        self.gave_up = RedisProblem(f"{why}: the crawl stopped{tail}; nothing is lost")
+        for tell in self.on_give_up:
+            tell(self.gave_up)
+
+    def _owed_leases(self) -> int:
+        """Leases this process holds, or ended or gave back without Redis hearing of it."""
+        return len(self._held) + len(self._dones) + len(self._backs)
+
+    def closing_notes(self) -> list[str]:
+        """What Redis did to this crawl, a line each, for its last lines (the fault that
+        stopped it, if one did, has a line of its own)."""
+        notes = []
+        lost = self._lost_at is not None  # at the end still: it never came back
+        went_on = self.outages - lost
+        if lost and self.gave_up is None:  # stopped by the user meanwhile
+            notes.append(
+                f"Redis was unreachable when the crawl stopped ({printable(self.unreachable or '')}"
+                f"); the {self._owed_leases()} URL(s) this process held go back "
+                f"on the queue when their leases expire ({self.lease:g} s); nothing is lost"
+            )
+        if went_on:
+            notes.append(
+                f"Redis was unreachable {went_on} time(s) and came back within "
+                f"--redis-patience ({self.patience:g} s; the longest wait "
+                f"{self.longest_outage:.1f} s); the crawl went on each time, losing nothing"
+            )
+        if self.figures.bad:
+            notes.append(
+                f"{self.figures.bad} entr{'y' if self.figures.bad == 1 else 'ies'} in Redis "
+                f"that crawlscope did not write set aside, unread, in {self.prefix}bad"
+            )
+        if self.rejected:
+            notes.append(
+                f"{self.rejected} URL(s) taken from Redis kept from the workers by this "
+                "process's checks (form, scheme, scope): see the report"
+            )
+        return notes
 
     def _pause(self) -> float:
         """Seconds until the pump must look again by itself (a poke comes sooner)."""
@@ -269,6 +369,10 @@ class RedisFrontier:
         if dones:
             for flush in self.before_send:
                 flush()
+        # Once more after the crawl stopped for Redis's sake: what is owed waits for the
+        # leases to expire instead.
+        if self.gave_up is not None:
+            raise self.gave_up
         waiting = sum(1 for g in self._getters if not g.done()) if take else 0
         try:
             result = await self._send(adds, filtered, backs, dones, delays, renew, waiting)
@@ -290,7 +394,7 @@ class RedisFrontier:
         adds: Sequence[tuple[str, str]],
         filtered: Sequence[str],
         backs: Sequence[str],
-        dones: Sequence[tuple[str, str]],
+        dones: Sequence[tuple[str | bytes, str]],
         delays: Sequence[tuple[str, int]],
         renew: bool,
         waiting: int,
@@ -303,16 +407,17 @@ class RedisFrontier:
         if backs:
             await self._back(args=[p, limit, *backs], client=pipe)
         if dones or delays:
-            flat = [part for pair in dones for part in pair]
+            ended: list[str | bytes] = [part for pair in dones for part in pair]
             more = [part for pair in delays for part in pair]
-            await self._done(args=[p, limit, len(dones), *flat, *more], client=pipe)
+            await self._done(args=[p, limit, len(dones), *ended, *more], client=pipe)
         if renew:
             await self._renew(args=[p, round(self.lease * 1000), *self._held], client=pipe)
         await self._reclaim(args=[p, limit], client=pipe)
         await self._take(
-            args=[p, limit, waiting, round(self.lease * 1000), round(self.delay * 1000)],
+            args=[p, limit, waiting, round(self.lease * 1000), round(self.delay * 1000),
+                  self.name, len(self._held)],
             client=pipe,
-        )
+        )  # fmt: skip
         replies = await pipe.execute(raise_on_error=False)
         for reply in replies:
             if isinstance(reply, ResponseError):
@@ -323,24 +428,56 @@ class RedisFrontier:
 
     def _took(self, result: list[object]) -> None:
         members, *numbers = result
-        unfinished, queued, done, failed, filtered, in_flight, seen, wait = (
+        unfinished, queued, done, failed, filtered, in_flight, seen, wait, bad = (
             int(n)  # type: ignore[call-overload]
             for n in numbers
         )
-        self.figures = ClusterFigures(unfinished, queued, done, failed, filtered, in_flight, seen)
+        self.figures = ClusterFigures(
+            unfinished, queued, done, failed, filtered, in_flight, seen, bad
+        )
         self._next_ready = None if wait < 0 else wait / 1000
         assert isinstance(members, list)
         for raw in members:
-            member = raw.decode() if isinstance(raw, bytes) else str(raw)
-            url, max_redirect, depth, referrer = json.loads(member.split(" ", 1)[1])
+            try:
+                member = raw.decode() if isinstance(raw, bytes) else str(raw)
+                host, url, max_redirect, depth, referrer = _fields(member)
+            except (ValueError, TypeError, OverflowError):
+                # TAKE checked its form, but not its UTF-8; should json and cjson
+                # disagree on it, it ends here (by its exact bytes), a failure no worker saw.
+                self.rejected += 1
+                self._dones.append((raw, "failed"))
+                self._wake.set()
+                continue
             # Perhaps another process admitted it: these books learn where it came from.
             self.ledger.adopt(url, depth, referrer)
-            lease = RedisLease((url, max_redirect), member)
+            # No more redirects than this process's own rule allows, whatever it says.
+            lease = RedisLease((url, min(max_redirect, self.ledger.max_redirect)), member)
+            why = self._why_not(url, host)
+            if why is not None:
+                # Never a worker's: filtered here, with its reason, as a link would be.
+                self.rejected += 1
+                self.ledger.drop(url, why)
+                lease.done = True
+                self._dones.append((member, "filtered"))
+                self._wake.set()  # ended in the next round, with no worker to poke
+                continue
             self._held[member] = lease
             self._hand_over(lease)
         owed = self._adds or self._filtered or self._backs or self._dones
         if unfinished == 0 and not owed and not self._held:
             self._joined.set()
+
+    def _why_not(self, url: str, host: str) -> str | None:
+        """Why a URL taken from Redis may not be fetched (None: it may), as a link found on
+        a page is checked (ledger.admit): robots.txt is the worker's, as for any URL."""
+        canonical = normalize(url)
+        if canonical is None:
+            return "from Redis: not an http(s) URL"
+        if canonical != url:  # what this crawler queues is always in its canonical form
+            return "from Redis: not a normalised URL"
+        if origin_of(url) != host:
+            return "from Redis: queued under another host"
+        return self.ledger.scope.why_not(url)
 
     def _hand_over(self, lease: RedisLease) -> None:
         while self._getters:

@@ -11,7 +11,14 @@ Keys, under the prefix `crawlscope:<crawl id>:`:
     busy        HASH   host -> leases in flight on it (--per-host, across the cluster)
     inflight    ZSET   leased members, by the time (ms) their lease expires
     n           HASH   unfinished (= queued + in flight: what join() waits on), queued,
-                       done, failed, filtered
+                       done, failed, filtered; bad (entries set aside); ended (ms, when
+                       unfinished last reached 0)
+    bad         LIST   what was found in these keys that no process of crawlscope wrote (a
+                       member that is not JSON, a lease with no host, ...), one line each,
+                       set aside so that it cannot stop the crawl; bad:<n> a queue key of
+                       the wrong type, renamed
+    wanters     ZSET   processes that wanted more leases than they got, by when they last
+                       asked; holding HASH: process -> leases it holds (the fair take)
 
 A member is "<host> <json [url, max_redirect, depth, referrer]>": a URL is queued once
 (the seen set), so its member names its lease too. Time is Redis's own (TIME), so the
@@ -20,9 +27,19 @@ clocks of the machines never matter. Only commands Redis 6.2 has.
 
 from __future__ import annotations
 
+# A process that wanted leases and has not asked again for this long waits for nothing.
+FRESH_MS = 1000
+# How long a process that let another take its turn waits before it asks again.
+YIELD_MS = 20
+
+# The longest lease a process may take (--lease), in ms: one that expires later than this
+# from now was not written by crawlscope.
+MAX_LEASE_MS = 86_400_000
+
 # Shared by every script: ARGV[1] is the key prefix.
-PRELUDE = """
+PRELUDE = f"""
 local P = ARGV[1]
+local FRESH_MS, YIELD_MS, MAX_LEASE_MS = {FRESH_MS}, {YIELD_MS}, {MAX_LEASE_MS}
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -33,9 +50,45 @@ end
 local function num(value)
   return (value and tonumber(value)) or 0
 end
+local function whole(value)
+  return type(value) == 'number' and value >= 0 and value < 2147483648
+    and value == math.floor(value)
+end
+-- Its host and URL if a member is one crawlscope wrote (for that host's queue), else nil:
+-- anyone who reaches Redis can write these keys, and one bad entry must not stop a crawl.
+local function parse(member, queue_host)
+  local host, body = string.match(member, '^(%S+) (.+)$')
+  if not host or (queue_host and host ~= queue_host) then
+    return nil
+  end
+  local ok, t = pcall(cjson.decode, body)
+  if not ok or type(t) ~= 'table' or #t ~= 4 or type(t[1]) ~= 'string'
+      or not whole(t[2]) or not whole(t[3])
+      or (t[4] ~= cjson.null and type(t[4]) ~= 'string') then
+    return nil
+  end
+  return host, t[1]
+end
+local function set_aside(why, raw)
+  redis.call('RPUSH', P .. 'bad', why .. ': ' .. raw)
+  redis.call('HINCRBY', P .. 'n', 'bad', 1)
+end
+-- A host's queue key; if it held something other than a list, that is renamed out of
+-- the way first (to bad:<n>), and the queue starts again empty.
+local function queue_of(host)
+  local key = P .. 'q:' .. host
+  local kind = redis.call('TYPE', key).ok
+  if kind ~= 'list' and kind ~= 'none' then
+    local n = redis.call('HINCRBY', P .. 'n', 'bad', 1)
+    redis.call('RENAME', key, P .. 'bad:' .. n)
+    redis.call('RPUSH', P .. 'bad', 'a ' .. kind .. ', not a list, renamed to bad:' .. n
+      .. ': ' .. key)
+  end
+  return key
+end
 -- A host is in `ready` exactly when it has queued work and a free slot.
 local function wake(host, limit)
-  if redis.call('LLEN', P .. 'q:' .. host) == 0
+  if redis.call('LLEN', queue_of(host)) == 0
       or (limit > 0 and num(redis.call('HGET', P .. 'busy', host)) >= limit) then
     redis.call('ZREM', P .. 'ready', host)
   else
@@ -53,7 +106,7 @@ local function release(member)
   return host
 end
 local function requeue(member, host, limit)
-  redis.call('LPUSH', P .. 'q:' .. host, member)
+  redis.call('LPUSH', queue_of(host), member)
   redis.call('HINCRBY', P .. 'n', 'queued', 1)
   wake(host, limit)
 end
@@ -67,16 +120,24 @@ ADD = (
 local limit = tonumber(ARGV[2])
 local pairs_n = tonumber(ARGV[3])
 local added = 0
+-- Every count there from the start: a missing one would read as 0 and prove nothing.
+for _, field in ipairs({'unfinished', 'queued', 'done', 'failed', 'filtered'}) do
+  redis.call('HSETNX', P .. 'n', field, 0)
+end
 for i = 0, pairs_n - 1 do
   local url, member = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  local host = host_of(member)
+  local queue = queue_of(host)
   if redis.call('SADD', P .. 'seen', url) == 1 then
-    local host = host_of(member)
-    redis.call('RPUSH', P .. 'q:' .. host, member)
+    redis.call('RPUSH', queue, member)
     redis.call('HINCRBY', P .. 'n', 'queued', 1)
     redis.call('HINCRBY', P .. 'n', 'unfinished', 1)
     wake(host, limit)
     added = added + 1
   end
+end
+if added > 0 then
+  redis.call('HDEL', P .. 'n', 'ended')
 end
 for i = 4 + 2 * pairs_n, #ARGV do
   if redis.call('SADD', P .. 'seen', ARGV[i]) == 1 then
@@ -124,6 +185,9 @@ for i = 0, leases - 1 do
     ended = ended + 1
   end
 end
+if ended > 0 and num(redis.call('HGET', P .. 'n', 'unfinished')) <= 0 then
+  redis.call('HSET', P .. 'n', 'ended', now_ms())
+end
 for i = 4 + 2 * leases, #ARGV, 2 do
   redis.call('HSET', P .. 'delay', ARGV[i], ARGV[i + 1])
 end
@@ -145,24 +209,57 @@ return renewed
 )
 
 # ARGV: prefix, per-host limit. Expired leases (their process died, or lost Redis for
-# longer than a lease) go back to the front of their queues.
+# longer than a lease) go back to the front of their queues; what no process of
+# crawlscope wrote is set aside.
 RECLAIM = (
     PRELUDE
     + """
 local limit = tonumber(ARGV[2])
-local expired = redis.call('ZRANGEBYSCORE', P .. 'inflight', '-inf', now_ms(), 'LIMIT', 0, 1000)
+local now = now_ms()
+local expired = redis.call('ZRANGEBYSCORE', P .. 'inflight', '-inf', now, 'LIMIT', 0, 1000)
+-- A lease no process could have written (no --lease is that long) is looked at now too.
+local far = redis.call('ZRANGEBYSCORE', P .. 'inflight', now + MAX_LEASE_MS, '+inf',
+                       'LIMIT', 0, 100)
+for _, member in ipairs(far) do
+  expired[#expired + 1] = member
+end
 for _, member in ipairs(expired) do
-  requeue(member, release(member), limit)
+  local host, url = parse(member, nil)
+  if not host then
+    redis.call('ZREM', P .. 'inflight', member)
+    set_aside('a lease crawlscope did not write', member)
+  else
+    redis.call('ZREM', P .. 'inflight', member)
+    if num(redis.call('HGET', P .. 'busy', host)) > 0 then
+      redis.call('HINCRBY', P .. 'busy', host, -1)
+    end
+    if redis.call('SADD', P .. 'seen', url) == 1 then
+      redis.call('HINCRBY', P .. 'n', 'unfinished', 1)  -- written by hand: counted now
+    end
+    requeue(member, host, limit)
+  end
 end
 return #expired
 """
 )
 
-# ARGV: prefix, per-host limit, leases wanted, lease ms, --delay ms. Takes from the
-# hosts whose time has come, oldest first, and sets each one's next time in the same
-# step (no other process can slip a fetch in between). Returns the members taken, then
-# the crawl's figures: unfinished, queued, done, failed, filtered, in flight, seen,
-# and ms until the next host is ready (-1: none is queued).
+# ARGV: prefix, per-host limit, leases wanted, lease ms, --delay ms, this process's name,
+# leases it holds. Takes from the hosts whose time has come, oldest first, and sets each
+# one's next time in the same step (no other process can slip a fetch in between).
+#
+# Fair between processes: one that holds two leases more than another that is waiting
+# for work takes none, so a slot it just freed goes to the other (else the process that
+# was first keeps every per-host slot, freeing and taking it again in one round trip).
+# One lease more is let be: a gap of one comes and goes as leases end, and yielding for
+# it would leave the slot idle until the other process next asks.
+#
+# A member found in a queue that is not one crawlscope wrote is set aside (`bad`); one
+# well formed but never added (its URL not in `seen`) is counted now and taken, and the
+# process checks it as it checks a link it found.
+#
+# Returns the members taken, then the crawl's figures: unfinished, queued, done, failed,
+# filtered, in flight, seen, ms until the next host is ready (-1: none is queued), and
+# entries set aside so far.
 TAKE = (
     PRELUDE
     + """
@@ -170,34 +267,76 @@ local limit = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
 local lease_ms = tonumber(ARGV[4])
 local base_gap = tonumber(ARGV[5])
+local me, held = ARGV[6], tonumber(ARGV[7])
 local now = now_ms()
+-- A process that has not asked for a second is gone, or busy: it waits for nothing.
+redis.call('ZREMRANGEBYSCORE', P .. 'wanters', '-inf', now - FRESH_MS)
+local least = nil
+for _, other in ipairs(redis.call('ZRANGE', P .. 'wanters', 0, -1)) do
+  if other ~= me then
+    local h = num(redis.call('HGET', P .. 'holding', other))
+    if least == nil or h < least then
+      least = h
+    end
+  end
+end
 local taken = {}
-while #taken < want do
+local yielded = false
+local looks = 0  -- a queue full of bad entries is worked through a round at a time
+while #taken < want and looks < want + 1000 do
+  looks = looks + 1
   local hosts = redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIMIT', 0, 1)
   if #hosts == 0 then
     break
   end
+  if least ~= nil and held + #taken > least + 1 then
+    yielded = true
+    break
+  end
   local host = hosts[1]
-  local member = redis.call('LPOP', P .. 'q:' .. host)
+  local member = redis.call('LPOP', queue_of(host))
   if member then
-    redis.call('ZADD', P .. 'inflight', now + lease_ms, member)
-    redis.call('HINCRBY', P .. 'busy', host, 1)
-    redis.call('HINCRBY', P .. 'n', 'queued', -1)
-    taken[#taken + 1] = member
-    local gap = math.max(base_gap, num(redis.call('HGET', P .. 'delay', host)))
-    redis.call('HSET', P .. 'next', host, now + gap)
-    -- to the back of the hosts ready now, or out until its delay has passed
-    redis.call('ZADD', P .. 'ready', 'XX', now + gap, host)
+    local _, url = parse(member, host)
+    if not url then
+      set_aside('not a queue entry crawlscope wrote', member)
+    else
+      if redis.call('SADD', P .. 'seen', url) == 1 then
+        redis.call('HINCRBY', P .. 'n', 'unfinished', 1)  -- written by hand: counted now
+      else
+        redis.call('HINCRBY', P .. 'n', 'queued', -1)
+      end
+      redis.call('ZADD', P .. 'inflight', now + lease_ms, member)
+      redis.call('HINCRBY', P .. 'busy', host, 1)
+      taken[#taken + 1] = member
+      local gap = math.max(base_gap, num(redis.call('HGET', P .. 'delay', host)))
+      redis.call('HSET', P .. 'next', host, now + gap)
+      -- to the back of the hosts ready now, or out until its delay has passed
+      redis.call('ZADD', P .. 'ready', 'XX', now + gap, host)
+    end
   end
   wake(host, limit)
 end
-local n = redis.call('HMGET', P .. 'n', 'unfinished', 'queued', 'done', 'failed', 'filtered')
+if #taken < want then
+  redis.call('ZADD', P .. 'wanters', now, me)
+else
+  redis.call('ZREM', P .. 'wanters', me)
+end
+if held + #taken > 0 then
+  redis.call('HSET', P .. 'holding', me, held + #taken)
+else
+  redis.call('HDEL', P .. 'holding', me)
+end
+local n = redis.call('HMGET', P .. 'n', 'unfinished', 'queued', 'done', 'failed', 'filtered',
+                     'bad')
 local first = redis.call('ZRANGE', P .. 'ready', 0, 0, 'WITHSCORES')
 local wait = -1
 if #first > 0 then
   wait = math.max(0, tonumber(first[2]) - now)
+  if yielded then
+    wait = math.max(wait, YIELD_MS)  -- the other process's turn: no need to ask at once
+  end
 end
 return {taken, num(n[1]), num(n[2]), num(n[3]), num(n[4]), num(n[5]),
-        redis.call('ZCARD', P .. 'inflight'), redis.call('SCARD', P .. 'seen'), wait}
+        redis.call('ZCARD', P .. 'inflight'), redis.call('SCARD', P .. 'seen'), wait, num(n[6])}
 """
 )
