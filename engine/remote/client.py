@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Container, Iterable, Sequence
 from enum import StrEnum
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 
@@ -25,10 +26,11 @@ from ..config import CrawlConfig
 from ..records import FetchRecord
 from ..redirects import Chain
 from ..snapshot import OVER, Snapshot
-from ..text import printable
+from ..text import PASSWORD_MASK, printable
 from .monitor import RECENT_WINDOW
 from .protocol import (
     MAX_VIEW,
+    TOKEN_PARAM,
     VERSION,
     BadMessage,
     chain_from_plain,
@@ -61,6 +63,8 @@ class RemoteCrawl:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        # Never repeated in words: an error quoting the URL (aiohttp's do) must not show it.
+        self._token = parse_qs(urlsplit(url).query).get(TOKEN_PARAM, [""])[0]
         self.link = Link.CONNECTING
         self.why = ""  # what ended or dropped the connection, in words
         self.steer = False  # the monitor accepts controls from this connection
@@ -168,6 +172,8 @@ class RemoteCrawl:
     def _lost(self, why: str) -> None:
         over = self._snap is not None and self._snap.phase in OVER
         self.link = Link.ENDED if over else Link.DROPPED
+        if self._token:
+            why = why.replace(self._token, PASSWORD_MASK)
         self.why = "the crawl ended" if over else why
 
     def _take(self, text: str) -> bool:
