@@ -30,7 +30,8 @@ import enum
 import math
 import types
 import typing
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 from ..config import CrawlConfig
 from ..records import FetchRecord
@@ -65,7 +66,7 @@ def config_to_plain(config: CrawlConfig) -> dict[str, Any]:
 
 def config_from_plain(plain: object, where: str = "config") -> CrawlConfig:
     """The config a monitor or a Redis entry sent; BadMessage if it is not one."""
-    fields = _fields_of(CrawlConfig, plain, where)
+    fields = _decode(_FieldsOf(CrawlConfig), plain, where)
     try:
         return CrawlConfig(**fields)
     except ValueError as exc:  # ConfigError: a value the crawler itself would refuse
@@ -105,16 +106,16 @@ def chain_from_plain(plain: object, where: str = "chain") -> Chain:
         raise BadMessage(f"{where} is not a list of five")
     urls, end, status, meets, hidden = plain
     return Chain(
-        _value(tuple[str, ...], urls, f"{where}.urls"),
-        _value(ChainEnd, end, f"{where}.end"),
-        _value(int | None, status, f"{where}.status"),
-        _value(bool, meets, f"{where}.meets"),
-        _value(int, hidden, f"{where}.hidden"),
+        _decode(tuple[str, ...], urls, f"{where}.urls"),
+        _decode(ChainEnd, end, f"{where}.end"),
+        _decode(int | None, status, f"{where}.status"),
+        _decode(bool, meets, f"{where}.meets"),
+        _decode(int, hidden, f"{where}.hidden"),
     )
 
 
 def record_from_plain(plain: object, where: str = "record") -> FetchRecord:
-    return FetchRecord(**_fields_of(FetchRecord, plain, where))
+    return _decode(FetchRecord, plain, where)
 
 
 def snapshot_from_plain(plain: object, where: str = "snapshot") -> Snapshot:
@@ -122,89 +123,161 @@ def snapshot_from_plain(plain: object, where: str = "snapshot") -> Snapshot:
     none, for the caller to put the rows it has back."""
     if isinstance(plain, dict) and "workers" not in plain:
         plain = {**plain, "workers": []}
-    return Snapshot(**_fields_of(Snapshot, plain, where))
+    return _decode(Snapshot, plain, where)
 
 
 def text_from_plain(plain: object, where: str) -> str:
-    return _value(str, plain, where)
+    return _decode(str, plain, where)
 
 
 def texts_from_plain(plain: object, where: str) -> tuple[str, ...]:
-    return _value(tuple[str, ...], plain, where)
+    return _decode(tuple[str, ...], plain, where)
 
 
 def count_from_plain(plain: object, where: str) -> int:
-    return _value(int, plain, where)
+    return _decode(int, plain, where)
 
 
-T = TypeVar("T")
+# ---- the checks, made once per type from its annotations ------------------------------
+# A frame holds every worker's row 15 times a second: each type's check is built once
+# (a closure per field) and names where a value was wrong only when one was.
+
+Decode = Callable[[object], Any]
 
 
-def _fields_of(cls: type[T], plain: object, where: str) -> dict[str, Any]:
-    """The init fields of dataclass `cls` from `plain`, each checked and escaped; a
-    missing field with a default takes it, unknown fields (a newer sender's) are left."""
-    if not isinstance(plain, dict):
-        raise BadMessage(f"{where} is not an object")
-    hints = _hints(cls)
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if not f.init:
-            continue
-        if f.name not in plain:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise BadMessage(f"{where}.{f.name} is missing")
-            continue
-        out[f.name] = _value(hints[f.name], plain[f.name], f"{where}.{f.name}")
-    return out
+class _Wrong(Exception):
+    """A value not of its field's type; `path` is filled in on the way out."""
+
+    def __init__(self, what: str, step: str = "") -> None:
+        super().__init__(what)
+        self.what = what
+        self.path = [step] if step else []
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
+@dataclasses.dataclass(frozen=True)
+class _FieldsOf:
+    """A dataclass's init fields as a dict, checked, not yet built into one."""
+
+    cls: type
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = _HINTS[cls] = typing.get_type_hints(cls)
-    return hints
+def _decode(hint: Any, value: object, where: str) -> Any:
+    try:
+        return _decoder(hint)(value)
+    except _Wrong as wrong:
+        raise BadMessage(f"{where}{''.join(reversed(wrong.path))} {wrong.what}") from None
 
 
-def _value(hint: Any, value: object, where: str) -> Any:
-    """`value` as a field of type `hint`: checked, strings escaped, lists made tuples,
-    enums and nested dataclasses built."""
-    if hint is str:
-        if not isinstance(value, str):
-            raise BadMessage(f"{where} is not a string")
-        return printable(value)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise BadMessage(f"{where} is not true or false")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise BadMessage(f"{where} is not a whole number")
-        return value
-    if hint is float:
+_DECODERS: dict[Any, Decode] = {}
+
+
+def _decoder(hint: Any) -> Decode:
+    decode = _DECODERS.get(hint)
+    if decode is None:
+        decode = _DECODERS[hint] = _make_decoder(hint)
+    return decode
+
+
+def _text(value: object) -> str:
+    if type(value) is not str:
+        raise _Wrong("is not a string")
+    return printable(value)  # the one escaping of a peer's text: no widget need do it
+
+
+def _bool(value: object) -> bool:
+    if type(value) is not bool:
+        raise _Wrong("is not true or false")
+    return value
+
+
+def _int(value: object) -> int:
+    if type(value) is not int:  # bool is a subclass of int, and not a count
+        raise _Wrong("is not a whole number")
+    return value
+
+
+def _float(value: object) -> float:
+    if type(value) is float:
         # JSON lets NaN and Infinity through; a clock drawn from one would not format.
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise BadMessage(f"{where} is not a number")
         if not math.isfinite(value):
-            raise BadMessage(f"{where} is not a finite number")
+            raise _Wrong("is not a finite number")
+        return value
+    if type(value) is int:
         return float(value)
+    raise _Wrong("is not a number")
+
+
+_SIMPLE: dict[Any, Decode] = {str: _text, bool: _bool, int: _int, float: _float}
+
+
+def _make_decoder(hint: Any) -> Decode:
+    simple = _SIMPLE.get(hint)
+    if simple is not None:
+        return simple
+    if isinstance(hint, _FieldsOf):
+        return _fields_decoder(hint.cls)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        try:
-            return hint(value)
-        except (ValueError, TypeError):
-            raise BadMessage(f"{where} is not a known {hint.__name__}") from None
+        members = {m.value: m for m in hint}
+        name = f"is not a known {hint.__name__}"
+
+        def decode_enum(value: object) -> Any:
+            try:
+                return members[value]
+            except (KeyError, TypeError):  # TypeError: a list or a dict is not hashable
+                raise _Wrong(name) from None
+
+        return decode_enum
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return hint(**_fields_of(hint, value, where))
+        fields, cls = _fields_decoder(hint), hint
+        return lambda value: cls(**fields(value))
     origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (types.UnionType, typing.Union):
-        if value is None and type(None) in args:
-            return None
-        (inner,) = [arg for arg in args if arg is not type(None)]
-        return _value(inner, value, where)
+    if origin in (types.UnionType, typing.Union) and type(None) in args:
+        (inner_hint,) = [arg for arg in args if arg is not type(None)]
+        inner = _decoder(inner_hint)
+        return lambda value: None if value is None else inner(value)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        if not isinstance(value, list | tuple):
-            raise BadMessage(f"{where} is not a list")
-        return tuple(_value(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
+        item = _decoder(args[0])
+
+        def decode_tuple(value: object) -> tuple[Any, ...]:
+            if not isinstance(value, list | tuple):
+                raise _Wrong("is not a list")
+            out = []
+            for i, each in enumerate(value):
+                try:
+                    out.append(item(each))
+                except _Wrong as wrong:
+                    wrong.path.append(f"[{i}]")
+                    raise
+            return tuple(out)
+
+        return decode_tuple
     raise TypeError(f"no check for a field of type {hint!r}")  # a new field type: add one
+
+
+def _fields_decoder(cls: type) -> Callable[[object], dict[str, Any]]:
+    """The init fields of dataclass `cls`, each checked and escaped; a missing field with
+    a default takes it, unknown fields (a newer sender's) are left out."""
+    hints = typing.get_type_hints(cls)
+    fields = [
+        (f.name, _decoder(hints[f.name]),
+         f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+        for f in dataclasses.fields(cls)
+        if f.init
+    ]  # fmt: skip
+
+    def decode_fields(value: object) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise _Wrong("is not an object")
+        out: dict[str, Any] = {}
+        for name, decode, required in fields:
+            if name in value:
+                try:
+                    out[name] = decode(value[name])
+                except _Wrong as wrong:
+                    wrong.path.append(f".{name}")
+                    raise
+            elif required:
+                raise _Wrong("is missing", f".{name}")
+        return out
+
+    return decode_fields
