@@ -112,8 +112,13 @@ class HostileMonitor:
     """A monitor on 127.0.0.1: the hello, then `good()` every 0.1 s, and whatever is put
     in `bad` as soon as it is put."""
 
-    def __init__(self, good: Callable[[], dict[str, Any]] = frame) -> None:
+    def __init__(
+        self,
+        good: Callable[[], dict[str, Any]] = frame,
+        greeting: Callable[[], dict[str, Any]] = hello,
+    ) -> None:
         self.good = good
+        self.greeting = greeting
         self.bad: asyncio.Queue[str] = asyncio.Queue()
         self.sent_bad = 0
         self.url = ""
@@ -122,7 +127,7 @@ class HostileMonitor:
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        await ws.send_str(json.dumps(hello()))
+        await ws.send_str(json.dumps(self.greeting()))
         while not ws.closed:
             try:
                 text = await asyncio.wait_for(self.bad.get(), 0.1)

@@ -4,12 +4,14 @@ and told on the watch line, the viewer staying up."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from typing import Any
 
-from hostile_peers import RAW, HostileMonitor, escaped, frame, terminal
+from hostile_peers import RAW, HostileMonitor, escaped, frame, hello, terminal
 
+from crawlscope.engine.remote.client import Link, RemoteCrawl
 from crawlscope.tui.waiting import wait_until
 
 # Fields drawn on a 200x50 live screen, each escaped where it was read.
@@ -130,3 +132,20 @@ async def test_a_frame_of_the_wrong_types_is_told_and_dropped_the_viewer_stays_u
         term.press(b"q")
         await wait_until(lambda: term.proc.poll() is not None, "q closes the view")
         assert term.proc.returncode == 0, term.tail()
+
+
+async def test_a_hello_of_the_wrong_types_is_not_a_monitor_and_said_so() -> None:
+    def bad_hello() -> dict[str, Any]:
+        greeting = hello()
+        greeting["config"]["max_tasks"] = "ten"
+        return greeting
+
+    async with HostileMonitor(good, bad_hello) as monitor:
+        remote = RemoteCrawl(monitor.url)
+        watching = asyncio.create_task(remote.run())
+        try:
+            await wait_until(lambda: remote.why != "", "the hello refused")
+            assert remote.link is Link.DROPPED and not remote.ready.is_set()
+            assert remote.why == "not a crawlscope monitor: config.max_tasks is not a whole number"
+        finally:
+            watching.cancel()

@@ -49,6 +49,7 @@ RETRY_MOST = 3.0
 MAX_FRAME = 16 * 1024 * 1024
 ERRORS_KEPT = 20
 VIEW_EVERY = 0.25  # seconds: how often at most the rows shown are told to the monitor
+CLOSE_WAIT = 2.0  # seconds a closing connection waits for the monitor's close frame
 
 
 class Link(StrEnum):
@@ -148,10 +149,13 @@ class RemoteCrawl:
         try:
             async with session.ws_connect(self.url, max_msg_size=MAX_FRAME, heartbeat=20.0) as ws:
                 self._ws = ws
-                async for message in ws:
-                    if message.type is not aiohttp.WSMsgType.TEXT:
-                        break
-                    got_frame |= self._take(message.data)
+                try:
+                    async for message in ws:
+                        if message.type is not aiohttp.WSMsgType.TEXT:
+                            break
+                        got_frame |= self._take(message.data)
+                finally:
+                    await self._close(ws)
                 self._lost(self._close_words(ws))
         except aiohttp.WSServerHandshakeError as exc:
             self._lost("the monitor refused: wrong control token" if exc.status == 403
@@ -163,6 +167,14 @@ class RemoteCrawl:
         finally:
             self._ws = None
         return got_frame
+
+    async def _close(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        """Close, waiting at most CLOSE_WAIT for the monitor's answer: aiohttp reads until
+        the peer's close frame comes, and a hostile monitor that streams on and never
+        sends one would hold this viewer there for good (then the socket is cut)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CLOSE_WAIT):
+                await ws.close()
 
     def _close_words(self, ws: aiohttp.ClientWebSocketResponse) -> str:
         if ws.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG:
