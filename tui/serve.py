@@ -72,7 +72,9 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve.add_argument(
         "--redis", metavar="URL",
         help="crawl nothing here: show the cluster crawl --crawl-id in this Redis "
-        "(redis://HOST:PORT/DB), run by `crawlscope crawl --redis`",
+        "(redis://HOST:PORT/DB), run by `crawlscope crawl --redis`; its password is "
+        "best kept in $CRAWLSCOPE_REDIS_PASSWORD (a command line is readable by every "
+        "user of the machine), and never reaches a tab's command line",
     )  # fmt: skip
     serve.add_argument("--crawl-id", metavar="NAME", help="with --redis: which crawl")
     add_crawl_options(serve)
