@@ -190,9 +190,17 @@ def _bool(value: object) -> bool:
     return value
 
 
+# Bounds no real crawl comes near, inside which every figure a widget computes stays a
+# number: sizes divided into floats, clocks subtracted and rounded (inf cannot be).
+MOST_INT = 2**63
+MOST_FLOAT = 1e15  # seconds: some thirty million years
+
+
 def _int(value: object) -> int:
     if type(value) is not int:  # bool is a subclass of int, and not a count
         raise _Wrong("is not a whole number")
+    if not -MOST_INT <= value <= MOST_INT:
+        raise _Wrong("is out of range")
     return value
 
 
@@ -201,10 +209,13 @@ def _float(value: object) -> float:
         # JSON lets NaN and Infinity through; a clock drawn from one would not format.
         if not math.isfinite(value):
             raise _Wrong("is not a finite number")
-        return value
-    if type(value) is int:
-        return float(value)
-    raise _Wrong("is not a number")
+    elif type(value) is int:
+        value = float(value) if -MOST_INT <= value <= MOST_INT else math.inf
+    else:
+        raise _Wrong("is not a number")
+    if not -MOST_FLOAT <= value <= MOST_FLOAT:
+        raise _Wrong("is out of range")
+    return value
 
 
 _SIMPLE: dict[Any, Decode] = {str: _text, bool: _bool, int: _int, float: _float}
