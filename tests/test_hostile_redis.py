@@ -43,7 +43,7 @@ async def test_hostile_entries_in_redis_reach_the_terminal_escaped(
     r.execute_command("SET", f"{P}proc:".encode() + b"not-utf8-\xff", b"\xff")
     r.zadd(f"{P}ready", {hostile("host"): 0})
     r.hset(f"{P}busy", mapping={hostile("host"): "x", "h2": "2"})
-    r.hset(f"{P}n", mapping={"unfinished": "many", "queued": "3"})
+    r.hset(f"{P}n", mapping={"unfinished": "many", "queued": "3", "done": "9" * 4000})
     # Wide enough for the process line and its "Redis lost:" text, or the hosts line wraps away.
     async with terminal("attach", redis_server.url, "--crawl-id", "t", size=(260, 50)) as term:
         fields = ("proc", "unreachable", "host", "url", "suspended_at", "crawl_delay",

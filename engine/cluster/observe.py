@@ -32,6 +32,7 @@ from ..crawler import Crawler
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
 from ..remote.protocol import (
+    MOST_INT,
     BadMessage,
     chain_from_plain,
     chain_to_plain,
@@ -218,11 +219,13 @@ def _raw(raw: object) -> bytes:
 
 
 def _count(raw: object) -> int:
-    """A figure read from Redis; one that is not a number counts nothing."""
+    """A figure read from Redis; one that is not a count (or past any real one) counts
+    nothing."""
     try:
-        return int(raw or 0)  # type: ignore[call-overload]
+        count = int(raw or 0)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         return 0
+    return count if abs(count) <= MOST_INT else 0
 
 
 @dataclass(frozen=True, slots=True)
