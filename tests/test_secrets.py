@@ -218,3 +218,13 @@ def test_attach_takes_the_token_from_the_environment_or_a_file(tmp_path: Path) -
         assert "token" not in source.url  # type: ignore[union-attr]
     finally:
         del os.environ["CRAWLSCOPE_TOKEN"]
+
+
+def test_attach_echoes_no_secret_of_a_url_it_refuses() -> None:
+    done = subprocess.run(
+        [*CLI, "attach", "http://u:pw-123@example.com/crawl?token=tok-456&x=1"],
+        capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "pw-123" not in done.stderr and "tok-456" not in done.stderr
+    assert "http://u:***@example.com/crawl?token=***&x=1" in done.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import secrets
 import socket
 import sys
@@ -17,6 +18,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.remote.monitor import Monitor, listen, parse_address, socket_url
 from crawlscope.engine.remote.protocol import TOKEN_PARAM
+from crawlscope.engine.text import PASSWORD_MASK, mask_userinfo, printable
 
 from .app import CrawlScopeApp
 from .attach import Attached
@@ -123,6 +125,7 @@ def run_attach(args: argparse.Namespace) -> int:
 
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_TOKEN_VALUE = re.compile(rf"([?&]{TOKEN_PARAM}=)[^&#]*")  # never echoed, even in an error
 
 
 def attach_source(
@@ -139,7 +142,8 @@ def attach_source(
             url = with_password(url, password)
         return ClusterAttached(url, crawl_id, read_only)
     if not url.startswith(("ws://", "wss://")):
-        raise ValueError(f"not a monitor URL (ws://...) nor a Redis URL (redis://...): {url!r}")
+        shown = printable(mask_userinfo(_TOKEN_VALUE.sub(r"\1" + PASSWORD_MASK, url)))
+        raise ValueError(f"not a monitor URL (ws://...) nor a Redis URL (redis://...): {shown}")
     if crawl_id is not None:
         raise ValueError("--crawl-id and a password go with a Redis URL, not a monitor URL")
     if read_only:
