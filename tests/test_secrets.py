@@ -141,12 +141,20 @@ async def attach_processes(serve: Serve) -> list[int]:
     return pids
 
 
-def assert_secret_nowhere(serve: Serve, secret: str, *, itself: bool = False) -> None:
+def assert_secret_nowhere(serve: Serve, secret: str, *, itself: bool = False) -> list[Path]:
+    """Asserts `secret` is on no command line; the secret files the tabs were given,
+    each checked to be this user's alone."""
     pids = descendants(serve.proc.pid) + ([serve.proc.pid] if itself else [])
     lines = {pid: cmdline(pid) for pid in pids}
     assert any(b" attach " in line for line in lines.values())
+    files = set()
     for pid, line in lines.items():
         assert secret.encode() not in line, (pid, line)
+        if b"--secret-file " in line:
+            files.add(Path(line.split(b"--secret-file ")[1].split()[0].decode()))
+    for file in files:
+        assert file.stat().st_mode & 0o077 == 0 and file.parent.stat().st_mode & 0o077 == 0
+    return sorted(files)
 
 
 async def test_the_lecturers_tab_steers_with_a_token_on_no_command_line() -> None:
@@ -166,9 +174,10 @@ async def test_the_lecturers_tab_steers_with_a_token_on_no_command_line() -> Non
                 await wait_until(lambda: len(watcher.viewers) == 3, "both tabs attached")
                 await lecturer.ws.send_str(json.dumps(["stdin", "p"]))
                 await wait_until(lambda: watcher.snapshot().paused_all, "p paused the crawl")
-                assert_secret_nowhere(served, token)
+                files = assert_secret_nowhere(served, token)
         finally:
             watching.cancel()
+    assert len(files) == 1 and not files[0].exists()  # the lecturer's, gone with serve
 
 
 @pytest.mark.parametrize("given", ["in the URL", "in the environment"])
