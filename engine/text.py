@@ -22,7 +22,7 @@ def _needs_escape(ch: str) -> bool:
 def printable(text: str, limit: int | None = None) -> str:
     """`text` with control, format and bidi characters written as \\xNN / \\uNNNN escapes,
     cut to `limit` characters (ending in an ellipsis) when a limit is given."""
-    if text.isprintable() and not any(ch in _BIDI for ch in text):
+    if text.isprintable() and _BIDI.isdisjoint(text):
         out = text
     else:
         out = "".join(

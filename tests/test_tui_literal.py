@@ -27,36 +27,64 @@ from helpers import Handler, html
 MARKUP = "[bold]x[/bold]"
 CLICK = "[@click=app.quit]"
 ANSI = "\x1b[31m"
-LOCATION = f"javascript:{MARKUP}{CLICK}"
+OSC = "\x1b]0;title\x07"
+BIDI = "\u202e"
+LOCATION = f"javascript:{MARKUP}{CLICK}{ANSI}{OSC}{BIDI}"
+# Not a header name: the client's parser refuses the response with an error quoting it,
+# its own newlines raw (control characters in the exception's text, not percent-encoded).
+BAD_HEAD = b"HTTP/1.1 200 OK\r\nX-[bold]\x1b[31m: x\r\n"
+# Not http(s): the crawler cannot follow it and reports it, header text and all.
+REDIRECT = b"HTTP/1.1 302 Found\r\nLocation: " + LOCATION.encode() + b"\r\n"
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
 
 
-async def test_markup_and_escapes_in_crawled_urls_render_literally(serve: Serve) -> None:
-    async def redirect(_request: web.Request) -> web.Response:
-        # Not http(s): the crawler cannot follow it and reports it, header text and all.
-        return web.Response(status=302, headers={"Location": LOCATION})
+def raw_answer(head: bytes) -> Handler:
+    """A handler that answers `head` as it is (aiohttp would refuse to send it)."""
 
+    async def answer(request: web.Request) -> web.Response:
+        assert request.transport is not None
+        request.transport.write(head + b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+        request.transport.close()
+        return web.Response()
+
+    return answer
+
+
+async def test_markup_and_escapes_in_crawled_urls_render_literally(serve: Serve) -> None:
     page = (
         f'<a href="/{MARKUP}">a</a> <a href="/{CLICK}">b</a>'
-        f' <a href="/red{ANSI}text">c</a> <a href="/r">d</a>'
+        f' <a href="/red{ANSI}text">c</a> <a href="/r">d</a> <a href="/bad">e</a>'
     )
-    root = await serve({"/": html(page), "/r": redirect, "/{tail:.*}": html("leaf")})
-    app = CrawlScopeApp(LiveCrawl((root,), make_config=config(2)))
+    routes = {
+        "/": html(page),
+        "/r": raw_answer(REDIRECT),
+        "/bad": raw_answer(BAD_HEAD),
+        "/{tail:.*}": html("leaf"),
+    }
+    root = await serve(routes)
+    # The root as given (from a command line or a seed list: text from elsewhere too), which
+    # the status line draws and the engine keeps unencoded.
+    root = f"{root}?from={OSC}{BIDI}"
+    app = CrawlScopeApp(LiveCrawl((root,), make_config=config(2, max_tries=1)))
     # Wide, so that the whole exception line fits in the recent-fetches panel.
-    async with app.run_test(size=(300, 40)) as pilot:
+    async with app.run_test(size=(320, 40)) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")
         await frames(pilot, 3)
         text = screen_text(app)
         assert app.is_running  # [@click=app.quit] quit nothing
-        origin = root.rstrip("/")
+        origin = root.partition("?")[0].rstrip("/")
         for url in list(crawler.ledger.done)[1:]:
             # However the engine spelled the URL, the screen shows exactly that.
             assert printable(short_url(url, origin)) in text, url
         assert "unusable Location header" in text
-        assert MARKUP in text and CLICK in text  # from the Location header, unencoded
-        assert "\x1b" not in text
+        # From the Location header, unencoded: the markup as characters, the escapes escaped.
+        assert f"{MARKUP}{CLICK}\\x1b[31m\\x1b]0;title\\x07\\u202e" in text
+        assert "?from=\\x1b]0;title\\x07\\u202e" in text  # the root on the status line
+        assert "Invalid header token:" in text
+        for char in ("\x1b", "\x07", "\u202e"):
+            assert char not in text, repr(char)
 
 
 class Panels(App[None]):

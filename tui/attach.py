@@ -77,6 +77,7 @@ class WatchView:
     why: str  # what ended or dropped the connection
     read_only: bool
     viewers: tuple[str, ...]
+    bad: str = ""  # what was wrong with the last message dropped, if one was
 
 
 def attached_view(remote: RemoteCrawl) -> WatchView:
@@ -86,6 +87,7 @@ def attached_view(remote: RemoteCrawl) -> WatchView:
         remote.why,
         remote.ready.is_set() and not remote.steer,
         remote.viewers,
+        remote.bad,
     )
 
 
@@ -136,6 +138,8 @@ class WatchBar(Widget):
             line.append(f" {view.link} ", LINK_STYLE.get(view.link, "bold"))
             if view.why:
                 line.append(f" {printable(view.why, 120)}", "bold red")
+            if view.bad:  # first, so that a narrow terminal still shows it
+                line.append(f" {printable(view.bad, 160)} ", "bold red")
         else:
             line.append(f" {printable(view.link, 200)}", "dim")
         if view.read_only:

@@ -6,20 +6,29 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import secrets
 import socket
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TextIO
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from crawlscope.engine.cluster.lookup import why_not_attach
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.remote.monitor import Monitor, listen, parse_address, socket_url
+from crawlscope.engine.remote.protocol import TOKEN_PARAM
+from crawlscope.engine.text import PASSWORD_MASK, mask_userinfo, printable
 
 from .app import CrawlScopeApp
 from .attach import Attached
 from .cluster_view import ClusterAttached
+
+# Where `attach` finds a secret that is not in its URL: a command line is readable by
+# every user of the machine (/proc/PID/cmdline), the environment and a private file are not.
+TOKEN_ENV = "CRAWLSCOPE_TOKEN"
+REDIS_PASSWORD_ENV = "CRAWLSCOPE_REDIS_PASSWORD"
 
 
 def add_monitor_option(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +50,9 @@ def add_attach_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--monitor, or by `crawlscope serve`). With the URL's ?token= the keys steer it; "
         "without, the view is read-only. With a Redis URL and --crawl-id, on every "
         "process of that cluster crawl; whoever reaches Redis can steer it. q closes "
-        "this view only: the crawl goes on.",
+        "this view only: the crawl goes on. A token or a password on a command line can "
+        f"be read by every user of the machine: put it in ${TOKEN_ENV} or "
+        f"${REDIS_PASSWORD_ENV}, or in a file (--secret-file), instead.",
     )
     attach.add_argument(
         "url", metavar="URL", help="ws://HOST:PORT/crawl[?token=...] or redis://HOST:PORT/DB"
@@ -49,7 +60,12 @@ def add_attach_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     attach.add_argument("--crawl-id", metavar="NAME", help="with a Redis URL: which crawl")
     attach.add_argument(
         "--read-only", action="store_true",
-        help="with a Redis URL: watch only (the keys that steer are off)",
+        help="watch only (the keys that steer are off), whatever token is given",
+    )  # fmt: skip
+    attach.add_argument(
+        "--secret-file", metavar="FILE",
+        help="read the monitor's token, or the Redis password, from FILE's first line "
+        f"(default: ${TOKEN_ENV} or ${REDIS_PASSWORD_ENV}, when the URL has none)",
     )  # fmt: skip
 
 
@@ -94,9 +110,8 @@ async def monitoring(crawler: Crawler, place: MonitorPlace | None) -> AsyncItera
 
 
 def run_attach(args: argparse.Namespace) -> int:
-    url = args.url
     try:
-        source = attach_source(url, args.crawl_id, args.read_only)
+        source = attach_source(args.url, args.crawl_id, args.read_only, args.secret_file)
     except ValueError as exc:
         print(f"crawlscope: {exc}", file=sys.stderr)
         return 2
@@ -117,19 +132,66 @@ def run_attach(args: argparse.Namespace) -> int:
 
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_TOKEN_VALUE = re.compile(rf"([?&]{TOKEN_PARAM}=)[^&#]*")  # never echoed, even in an error
 
 
-def attach_source(url: str, crawl_id: str | None, read_only: bool) -> Attached | ClusterAttached:
-    """What `attach URL` opens; ValueError with the user's one-line message."""
+def attach_source(
+    url: str, crawl_id: str | None, read_only: bool, secret_file: str | None = None
+) -> Attached | ClusterAttached:
+    """What `attach URL` opens; ValueError with the user's one-line message. A secret
+    not in the URL comes from `secret_file`, else the environment, and is put into the
+    URL here, in memory only."""
     if url.startswith(REDIS_SCHEMES):
         if not crawl_id:
             raise ValueError("a Redis URL needs --crawl-id NAME: which crawl to watch")
+        password = read_secret(secret_file, REDIS_PASSWORD_ENV)
+        if password is not None:
+            url = with_password(url, password)
         return ClusterAttached(url, crawl_id, read_only)
     if not url.startswith(("ws://", "wss://")):
-        raise ValueError(f"not a monitor URL (ws://...) nor a Redis URL (redis://...): {url!r}")
-    if crawl_id is not None or read_only:
-        raise ValueError(
-            "--crawl-id and --read-only go with a Redis URL; a monitor URL without "
-            "?token= is read-only already"
-        )
-    return Attached(url)
+        shown = printable(mask_userinfo(_TOKEN_VALUE.sub(r"\1" + PASSWORD_MASK, url)))
+        raise ValueError(f"not a monitor URL (ws://...) nor a Redis URL (redis://...): {shown}")
+    if crawl_id is not None:
+        raise ValueError("--crawl-id and a password go with a Redis URL, not a monitor URL")
+    if read_only:
+        return Attached(with_token(url, None))
+    token = read_secret(secret_file, TOKEN_ENV)
+    return Attached(url if token is None else with_token(url, token))
+
+
+def read_secret(path: str | None, env: str) -> str | None:
+    """The first line of `path`, else $`env`; None when neither gives one."""
+    if path is None:
+        return os.environ.get(env) or None
+    try:
+        with open(path, encoding="utf-8") as file:
+            line = file.readline().rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ValueError(f"cannot read --secret-file {path}: {why}") from None
+    if not line:
+        raise ValueError(f"--secret-file {path} is empty")
+    return line
+
+
+def with_token(url: str, token: str | None) -> str:
+    """`url` with the control token `token` (None: with none), unless `url` names one
+    already and `token` is not None: the URL the user typed wins."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if token is not None and any(name == TOKEN_PARAM for name, _ in query):
+        return url
+    query = [(name, value) for name, value in query if name != TOKEN_PARAM]
+    if token is not None:
+        query.append((TOKEN_PARAM, token))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def with_password(url: str, password: str) -> str:
+    """Redis `url` with `password`, unless it has one already."""
+    parts = urlsplit(url)
+    if parts.password is not None:
+        return url
+    user, _, host = parts.netloc.rpartition("@")
+    userinfo = f"{user}:{quote(password, safe='')}@"
+    return urlunsplit(parts._replace(netloc=userinfo + host))

@@ -7,6 +7,10 @@ every tab is a viewer of this one crawl, never a crawl of its own. Two pages are
 the viewers' (read-only) at `/`, and the lecturer's, which can steer, under a secret path.
 With `--redis URL --crawl-id NAME` nothing is crawled here: each tab runs `crawlscope
 attach` on that cluster crawl (`--read-only` on the viewers' page).
+
+The rule for every child started here: no secret on its command line, which every user
+of the machine can read (/proc/PID/cmdline). The monitor's token and the Redis password
+go in a file only this user can read (`secret_file`), named by `attach --secret-file`.
 """
 
 from __future__ import annotations
@@ -15,14 +19,17 @@ import argparse
 import asyncio
 import contextlib
 import contextvars
+import os
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from aiohttp import web
 from textual_serve.server import Server
@@ -65,7 +72,9 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve.add_argument(
         "--redis", metavar="URL",
         help="crawl nothing here: show the cluster crawl --crawl-id in this Redis "
-        "(redis://HOST:PORT/DB), run by `crawlscope crawl --redis`",
+        "(redis://HOST:PORT/DB), run by `crawlscope crawl --redis`; its password is "
+        "best kept in $CRAWLSCOPE_REDIS_PASSWORD (a command line is readable by every "
+        "user of the machine), and never reaches a tab's command line",
     )  # fmt: skip
     serve.add_argument("--crawl-id", metavar="NAME", help="with --redis: which crawl")
     add_crawl_options(serve)
@@ -88,19 +97,24 @@ _BROWSER: contextvars.ContextVar[str] = contextvars.ContextVar("browser", defaul
 class _Pages(Server):
     """textual-serve's pages attached to one monitor URL, quiet (serve prints its own
     lines). Each browser's `attach` names that browser to the monitor, so the lecturer's
-    line lists the class's addresses, not this machine's once per tab."""
+    line lists the class's addresses, not this machine's once per tab. `url` carries no
+    token: the lecturer's tabs read it from `token_file`; the others get `--read-only`."""
 
-    def __init__(self, url: str, host: str, port: int, title: str) -> None:
+    def __init__(
+        self, url: str, host: str, port: int, title: str, token_file: str | None = None
+    ) -> None:
         self.url = url
-        super().__init__(attach_command(url), host, port, title=title)
+        self.options = ("--secret-file", token_file) if token_file else ("--read-only",)
+        super().__init__(attach_command(url, *self.options), host, port, title=title)
 
     @property
     def command(self) -> str:
         browser = _BROWSER.get()
         if not browser:
-            return attach_command(self.url)
+            return attach_command(self.url, *self.options)
         joiner = "&" if "?" in self.url else "?"
-        return attach_command(f"{self.url}{joiner}{VIEWER_PARAM}={quote(browser)}")
+        url = f"{self.url}{joiner}{VIEWER_PARAM}={quote(browser)}"
+        return attach_command(url, *self.options)
 
     @command.setter
     def command(self, _value: str) -> None:
@@ -112,6 +126,33 @@ class _Pages(Server):
 
     async def on_startup(self, app: web.Application) -> None:
         pass
+
+
+@contextlib.contextmanager
+def secret_file(secret: str) -> Iterator[str]:
+    """The path of a file holding `secret`, in a folder only this user can enter (mkdtemp
+    makes it 0700), for the children to read while the block runs; removed after."""
+    folder = tempfile.mkdtemp(prefix="crawlscope-")
+    try:
+        path = os.path.join(folder, "secret")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(secret + "\n")
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def without_password(redis_url: str) -> tuple[str, str | None]:
+    """(`redis_url` without its password, the password or None)."""
+    parts = urlsplit(redis_url)
+    if parts.password is None:
+        return redis_url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    netloc = f"{user}@{host}" if user else host
+    # urlsplit leaves the password %-escaped as written; the file holds it as Redis reads it.
+    return urlunsplit(parts._replace(netloc=netloc)), unquote(parts.password)
 
 
 def reachable(host: str) -> str:
@@ -127,17 +168,27 @@ def reachable(host: str) -> str:
 
 
 def attach_command(url: str, *options: str) -> str:
-    """The shell command textual-serve runs for each browser tab."""
+    """The shell command textual-serve runs for each browser tab. Never a secret in it:
+    `url` has no token nor password (see the module's docstring)."""
     return shlex.join([sys.executable, "-m", "crawlscope.tui", "attach", url, *options])
 
 
 class _ClusterPages(Server):
-    """textual-serve's pages, each tab attached to a cluster crawl in Redis; quiet."""
+    """textual-serve's pages, each tab attached to a cluster crawl in Redis; quiet.
+    `redis_url` carries no password: the tabs read it from `password_file`."""
 
     def __init__(
-        self, redis_url: str, crawl_id: str, read_only: bool, host: str, port: int, title: str
+        self,
+        redis_url: str,
+        crawl_id: str,
+        read_only: bool,
+        host: str,
+        port: int,
+        title: str,
+        password_file: str | None = None,
     ) -> None:
         options = ["--crawl-id", crawl_id, *(["--read-only"] if read_only else [])]
+        options += ["--secret-file", password_file] if password_file else []
         super().__init__(attach_command(redis_url, *options), host, port, title=title)
 
     async def on_startup(self, app: web.Application) -> None:
@@ -145,22 +196,25 @@ class _ClusterPages(Server):
 
 
 async def cluster_web_app(
-    host: str, port: int, redis_url: str, crawl_id: str, key: str
+    host: str, port: int, redis_url: str, crawl_id: str, key: str, password_file: str | None
 ) -> web.Application:
     """As web_app, for a cluster crawl: read-only at /, steering under /lecturer/KEY/."""
-    viewers = _ClusterPages(redis_url, crawl_id, True, host, port, "crawlscope cluster")
-    lecturer = _ClusterPages(
-        redis_url, crawl_id, False, host, port, "crawlscope cluster (lecturer)"
-    )
-    app = await viewers._make_app()
-    app.add_subapp(f"/lecturer/{key}", await lecturer._make_app())
+    pages = [
+        _ClusterPages(redis_url, crawl_id, read_only, host, port, title, password_file)
+        for read_only, title in ((True, "crawlscope cluster"),
+                                 (False, "crawlscope cluster (lecturer)"))
+    ]  # fmt: skip
+    app = await pages[0]._make_app()
+    app.add_subapp(f"/lecturer/{key}", await pages[1]._make_app())
     return app
 
 
-async def web_app(host: str, port: int, monitor: Monitor, key: str) -> web.Application:
+async def web_app(
+    host: str, port: int, monitor: Monitor, key: str, token_file: str
+) -> web.Application:
     """The viewers' pages at /, the lecturer's under /lecturer/KEY/."""
     viewers = _Pages(monitor.view_url, host, port, title="crawlscope")
-    lecturer = _Pages(monitor.url, host, port, title="crawlscope (lecturer)")
+    lecturer = _Pages(monitor.view_url, host, port, "crawlscope (lecturer)", token_file)
     # textual-serve builds one app per command; the lecturer's is mounted inside the
     # viewers', so both share one port and its URLs get the prefix.
     app = await viewers._make_app()
@@ -238,17 +292,20 @@ async def _serve_cluster(args: argparse.Namespace, sock: Any) -> None:
     host, port = sock.getsockname()[:2]
     host = reachable(host)
     key = secrets.token_urlsafe(12)
-    pages = await cluster_web_app(host, port, args.redis, args.crawl_id, key)
-    runner = web.AppRunner(pages, handle_signals=False)
-    await runner.setup()
-    await web.SockSite(runner, sock).start()
-    where = f"http://{host}:{port}"
-    print(f"serving: {where}/", flush=True)
-    print(f"lecturer: {where}/lecturer/{key}/", flush=True)
-    try:
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    redis_url, password = without_password(args.redis)
+    with contextlib.ExitStack() as files:
+        password_file = None if password is None else files.enter_context(secret_file(password))
+        pages = await cluster_web_app(host, port, redis_url, args.crawl_id, key, password_file)
+        runner = web.AppRunner(pages, handle_signals=False)
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        where = f"http://{host}:{port}"
+        print(f"serving: {where}/", flush=True)
+        print(f"lecturer: {where}/lecturer/{key}/", flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await runner.cleanup()
 
 
 async def _serve(
@@ -259,13 +316,16 @@ async def _serve(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with (
+        contextlib.AsyncExitStack() as stack,
         _one_crawl(args, replay, feeds) as (observed, controls),
         Monitor(observed, controls, listen("127.0.0.1", 0)) as monitor,
     ):
         host, port = sock.getsockname()[:2]
         host = reachable(host)
         key = secrets.token_urlsafe(12)
-        runner = web.AppRunner(await web_app(host, port, monitor, key), handle_signals=False)
+        token_file = stack.enter_context(secret_file(monitor.token))
+        app = await web_app(host, port, monitor, key, token_file)
+        runner = web.AppRunner(app, handle_signals=False)
         await runner.setup()
         await web.SockSite(runner, sock).start()
         where = f"http://{host}:{port}"

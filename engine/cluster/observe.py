@@ -23,7 +23,6 @@ import time
 from collections import deque
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -33,15 +32,21 @@ from ..crawler import Crawler
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
 from ..remote.protocol import (
+    MOST_INT,
+    BadMessage,
     chain_from_plain,
     chain_to_plain,
     config_from_plain,
     config_to_plain,
+    count_from_plain,
     record_from_plain,
     record_to_plain,
+    snapshot_from_plain,
     snapshot_to_plain,
+    text_from_plain,
 )
 from ..snapshot import Accounting, Phase, Snapshot
+from ..text import printable
 from .redis_frontier import ClusterFigures, key_prefix
 
 PUBLISH_EVERY = 0.5
@@ -170,6 +175,60 @@ class HostReadiness:
 
 
 @dataclass(frozen=True, slots=True)
+class Published:
+    """One process's publication, checked and its strings escaped (protocol.py): an
+    entry in Redis is another process's word, as a monitor's frame is."""
+
+    config: CrawlConfig
+    snapshot: Snapshot
+    recent: tuple[FetchRecord, ...]
+    chains: tuple[Chain, ...]
+    chain_count: int
+    unreachable: str | None
+
+
+def published_from(raw: bytes | str) -> Published:
+    """BadMessage if `raw` is not a publication of ours."""
+    try:
+        blob = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise BadMessage("not JSON") from None
+    if not isinstance(blob, dict):
+        raise BadMessage("not an object")
+    recent, chains = blob.get("recent"), blob.get("chains")
+    if not isinstance(recent, list) or not isinstance(chains, list):
+        raise BadMessage("recent or chains is not a list")
+    unreachable = blob.get("unreachable")
+    return Published(
+        config_from_plain(blob.get("config")),
+        snapshot_from_plain(blob.get("snapshot")),
+        tuple(record_from_plain(r, f"recent[{i}]") for i, r in enumerate(recent)),
+        tuple(chain_from_plain(c, f"chains[{i}]") for i, c in enumerate(chains)),
+        count_from_plain(blob.get("chain_count"), "chain_count"),
+        None if unreachable is None else text_from_plain(unreachable, "unreachable"),
+    )
+
+
+def _text(raw: bytes | str) -> str:
+    """A name read from Redis, for the screen: any bytes, escaped."""
+    return printable(raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw))
+
+
+def _raw(raw: object) -> bytes:
+    return raw if isinstance(raw, bytes) else str(raw).encode()
+
+
+def _count(raw: object) -> int:
+    """A figure read from Redis; one that is not a count (or past any real one) counts
+    nothing."""
+    try:
+        count = int(raw or 0)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 0
+    return count if abs(count) <= MOST_INT else 0
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessView:
     number: int  # its workers' ids are number * ID_STRIDE + their own
     name: str  # host:pid
@@ -191,7 +250,9 @@ class ClusterCrawl:
         self.unreachable: str | None = None  # why this view cannot read Redis
         self.ready = asyncio.Event()  # set once a process has been read
         self._numbers: dict[str, int] = {}
-        self._blobs: dict[str, dict[str, Any]] = {}
+        self._blobs: dict[str, Published] = {}
+        self.bad_entries = 0  # publications left out: not what a process of ours writes
+        self.bad = ""  # what was wrong with the last of them, in words
         self._config: CrawlConfig | None = None
         self._t0 = time.monotonic()
 
@@ -204,10 +265,7 @@ class ClusterCrawl:
         return self._config
 
     def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
-        snaps = [
-            (self._numbers[name], Snapshot.from_plain(blob["snapshot"]))
-            for name, blob in self._in_order()
-        ]
+        snaps = [(self._numbers[name], blob.snapshot) for name, blob in self._in_order()]
         # One clock for the whole view, the longest-running process's; each process's
         # "since" is moved onto it so that every worker's time in its state is kept.
         elapsed = max((snap.elapsed for _, snap in snaps), default=0.0)
@@ -233,7 +291,7 @@ class ClusterCrawl:
             crawl_delay=next((snap.crawl_delay for _, snap in snaps if snap.crawl_delay), ""),
         )
 
-    def _in_order(self) -> list[tuple[str, dict[str, Any]]]:
+    def _in_order(self) -> list[tuple[str, Published]]:
         return sorted(self._blobs.items(), key=lambda item: self._numbers[item[0]])
 
     def _phase(self, phases: set[Phase]) -> Phase:
@@ -249,7 +307,7 @@ class ClusterCrawl:
         return self.figures.accounting()
 
     def recent_fetches(self) -> Sequence[FetchRecord]:
-        records = [record_from_plain(r) for b in self._blobs.values() for r in b["recent"]]
+        records = [r for b in self._blobs.values() for r in b.recent]
         records.sort(key=lambda r: r.t_end)
         return deque(records, maxlen=256)
 
@@ -257,9 +315,8 @@ class ClusterCrawl:
         chains: dict[tuple[str, ...], Chain] = {}
         count = 0
         for blob in self._blobs.values():
-            count += int(blob["chain_count"])
-            for plain in blob["chains"]:
-                chain = chain_from_plain(plain)
+            count += blob.chain_count
+            for chain in blob.chains:
                 chains.setdefault(chain.urls[:hops], chain)
         return list(chains.values())[:limit], count
 
@@ -277,13 +334,12 @@ class ClusterCrawl:
 
     async def refresh(self) -> None:
         p = self.prefix
-        names: list[str] = [
-            n.decode() if isinstance(n, bytes) else str(n)
-            for n in await self.client.zrange(f"{p}procs", 0, -1)
-        ]
+        # A key is named by its raw bytes; what is shown of it is escaped (_text).
+        raw_names = [_raw(raw) for raw in await self.client.zrange(f"{p}procs", 0, -1)]
+        names = [_text(raw) for raw in raw_names]
         pipe = self.client.pipeline(transaction=True)  # the figures at one instant
-        for name in names:
-            pipe.get(f"{p}proc:{name}")
+        for raw in raw_names:
+            pipe.get(f"{p}proc:".encode() + _raw(raw))
         pipe.hmget(f"{p}n", "unfinished", "queued", "done", "failed", "filtered")
         pipe.zcard(f"{p}inflight")
         pipe.scard(f"{p}seen")
@@ -291,35 +347,35 @@ class ClusterCrawl:
         pipe.hgetall(f"{p}busy")
         pipe.time()
         *blobs, counts, in_flight, seen, ready, busy, now = await pipe.execute()
-        unfinished, queued, done, failed, filtered = (int(x or 0) for x in counts)
+        unfinished, queued, done, failed, filtered = (_count(x) for x in counts)
         self.figures = ClusterFigures(
-            unfinished, queued, done, failed, filtered, int(in_flight), int(seen)
+            unfinished, queued, done, failed, filtered, _count(in_flight), _count(seen)
         )
         self._take_blobs(names, blobs)
-        gone = [name for name, raw in zip(names, blobs, strict=True) if raw is None]
+        gone = [name for name, raw in zip(raw_names, blobs, strict=True) if raw is None]
         if gone:  # their keys expired: the processes ended or died
             await self.client.zrem(f"{p}procs", *gone)
         await self._read_hosts(ready, busy, now)
 
     def _take_blobs(self, names: list[str], blobs: list[bytes | None]) -> None:
-        live: dict[str, dict[str, Any]] = {}
+        live: dict[str, Published] = {}
         for name, raw in zip(names, blobs, strict=True):
             if raw is None:
                 continue  # expired: the process ended or died
             try:
-                blob = json.loads(raw)
-                Snapshot.from_plain(blob["snapshot"])
-                config = config_from_plain(blob["config"])
-            except (ValueError, KeyError, TypeError):
-                continue  # not a publication of ours: left out, not a crash
+                blob = published_from(raw)
+            except BadMessage as exc:  # left out, and said, not a crash
+                self.bad_entries += 1
+                self.bad = f"bad entry in Redis for {printable(name, 60)}: {exc}"
+                continue
             self._numbers.setdefault(name, len(self._numbers))
             live[name] = blob
-            self._config = self._config or config
+            self._config = self._config or blob.config
         self._blobs = live
         self.processes = tuple(
             ProcessView(
-                self._numbers[name], name, Phase(b["snapshot"]["phase"]),
-                int(b["snapshot"]["live_workers"]), b.get("unreachable"),
+                self._numbers[name], printable(name), b.snapshot.phase,
+                b.snapshot.live_workers, b.unreachable,
             )
             for name, b in sorted(live.items(), key=lambda item: self._numbers[item[0]])
         )  # fmt: skip
@@ -327,21 +383,25 @@ class ClusterCrawl:
             self.ready.set()
 
     async def _read_hosts(
-        self, ready: list[tuple[bytes, float]], busy: dict[bytes, bytes], now: list[int]
+        self,
+        ready: list[tuple[bytes | str, float]],
+        busy: dict[bytes | str, bytes],
+        now: list[int],
     ) -> None:
         now_ms = now[0] * 1000 + now[1] // 1000
-        scores = {host.decode(): score for host, score in ready}
-        names = sorted(set(scores) | {h.decode() for h in busy})
+        scores = {_raw(host): score for host, score in ready}
+        busy_by = {_raw(host): _count(n) for host, n in busy.items()}
+        hosts = sorted(set(scores) | set(busy_by))
         pipe = self.client.pipeline(transaction=False)
-        for host in names:
-            pipe.llen(f"{self.prefix}q:{host}")
+        for host in hosts:
+            pipe.llen(f"{self.prefix}q:".encode() + host)
         lengths = await pipe.execute()
         self.hosts = tuple(
             HostReadiness(
-                host, int(length), int(busy.get(host.encode(), 0)),
+                _text(host), _count(length), busy_by.get(host, 0),
                 None if host not in scores else max(scores[host] - now_ms, 0) / 1000,
             )
-            for host, length in zip(names, lengths, strict=True)
+            for host, length in zip(hosts, lengths, strict=True)
         )  # fmt: skip
 
     def process_of(self, worker_id: int) -> tuple[str, int] | None:

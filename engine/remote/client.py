@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Container, Iterable, Sequence
 from enum import StrEnum
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 
@@ -25,14 +26,20 @@ from ..config import CrawlConfig
 from ..records import FetchRecord
 from ..redirects import Chain
 from ..snapshot import OVER, Snapshot
+from ..text import PASSWORD_MASK, printable
 from .monitor import RECENT_WINDOW
 from .protocol import (
     MAX_VIEW,
+    TOKEN_PARAM,
     VERSION,
     BadMessage,
     chain_from_plain,
     config_from_plain,
+    count_from_plain,
     record_from_plain,
+    snapshot_from_plain,
+    text_from_plain,
+    texts_from_plain,
 )
 
 RETRY_FIRST = 0.25  # seconds before connecting again; doubled after each failure
@@ -42,6 +49,7 @@ RETRY_MOST = 3.0
 MAX_FRAME = 16 * 1024 * 1024
 ERRORS_KEPT = 20
 VIEW_EVERY = 0.25  # seconds: how often at most the rows shown are told to the monitor
+CLOSE_WAIT = 2.0  # seconds a closing connection waits for the monitor's close frame
 
 
 class Link(StrEnum):
@@ -56,6 +64,8 @@ class RemoteCrawl:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        # Never repeated in words: an error quoting the URL (aiohttp's do) must not show it.
+        self._token = parse_qs(urlsplit(url).query).get(TOKEN_PARAM, [""])[0]
         self.link = Link.CONNECTING
         self.why = ""  # what ended or dropped the connection, in words
         self.steer = False  # the monitor accepts controls from this connection
@@ -65,6 +75,8 @@ class RemoteCrawl:
         self.answers = 0  # "ok" and "error" answers received, for a caller to wait on
         self.refused = 0  # "error" answers received (the last few are in `errors`)
         self.ready = asyncio.Event()  # set at the first frame: there is something to draw
+        self.bad_frames = 0  # messages dropped because they were not the protocol's
+        self.bad = ""  # what was wrong with the last of them, in words, for the status line
         self._config: CrawlConfig | None = None
         self._snap: Snapshot | None = None
         self._recent: deque[FetchRecord] = deque(maxlen=RECENT_WINDOW)
@@ -137,10 +149,13 @@ class RemoteCrawl:
         try:
             async with session.ws_connect(self.url, max_msg_size=MAX_FRAME, heartbeat=20.0) as ws:
                 self._ws = ws
-                async for message in ws:
-                    if message.type is not aiohttp.WSMsgType.TEXT:
-                        break
-                    got_frame |= self._take(message.data)
+                try:
+                    async for message in ws:
+                        if message.type is not aiohttp.WSMsgType.TEXT:
+                            break
+                        got_frame |= self._take(message.data)
+                finally:
+                    await self._close(ws)
                 self._lost(self._close_words(ws))
         except aiohttp.WSServerHandshakeError as exc:
             self._lost("the monitor refused: wrong control token" if exc.status == 403
@@ -153,6 +168,14 @@ class RemoteCrawl:
             self._ws = None
         return got_frame
 
+    async def _close(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        """Close, waiting at most CLOSE_WAIT for the monitor's answer: aiohttp reads until
+        the peer's close frame comes, and a hostile monitor that streams on and never
+        sends one would hold this viewer there for good (then the socket is cut)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CLOSE_WAIT):
+                await ws.close()
+
     def _close_words(self, ws: aiohttp.ClientWebSocketResponse) -> str:
         if ws.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG:
             return "the monitor closed the connection: a message too big"
@@ -161,58 +184,91 @@ class RemoteCrawl:
     def _lost(self, why: str) -> None:
         over = self._snap is not None and self._snap.phase in OVER
         self.link = Link.ENDED if over else Link.DROPPED
+        if self._token:
+            why = why.replace(self._token, PASSWORD_MASK)
         self.why = "the crawl ended" if over else why
 
     def _take(self, text: str) -> bool:
-        """Apply one message; True for a frame. BadMessage if it is not the protocol's."""
+        """Apply one message; True for a frame. A message that is not the protocol's is
+        dropped and told in `bad` (the viewer stays up, the last good state kept); only a
+        bad hello raises BadMessage: then what answered is not a monitor at all."""
         try:
             message = json.loads(text)
-            kind = message["kind"]
+        except (ValueError, RecursionError):
+            return self._drop("not JSON")
+        if not isinstance(message, dict):
+            return self._drop("not an object")
+        kind = message.get("kind")
+        try:
             if kind == "hello":
                 self._hello(message)
             elif kind == "frame":
                 self._frame(message)
                 return True
             elif kind == "error":
-                self.errors.append(str(message["error"]))
+                self.errors.append(text_from_plain(message.get("error"), "error"))
                 self.refused += 1
                 self.answers += 1
             elif kind == "ok":
                 self.answers += 1
-            return False
-        except BadMessage:
-            raise
-        except (KeyError, TypeError, ValueError, RecursionError) as exc:
-            raise BadMessage(f"{type(exc).__name__}: {str(exc)[:80]}") from None
+            else:
+                raise BadMessage(f"kind {printable(str(kind), 40)} is not known")
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            bad = exc if isinstance(exc, BadMessage) else BadMessage(f"{type(exc).__name__}")
+            if kind == "hello":
+                raise bad from None
+            return self._drop(str(bad))
+        return False
+
+    def _drop(self, why: str) -> bool:
+        self.bad_frames += 1
+        self.bad = f"bad frame from monitor: {why}"
+        return False
 
     def _hello(self, message: dict[str, Any]) -> None:
-        if message["version"] != VERSION:
-            raise BadMessage(f"protocol version {message['version']!r}, not {VERSION}")
-        self._config = config_from_plain(message["config"])
-        self.steer = bool(message["steer"])
+        version = message.get("version")
+        if version != VERSION:
+            raise BadMessage(f"protocol version {printable(repr(version), 40)}, not {VERSION}")
+        self._config = config_from_plain(message.get("config"))
+        steer = message.get("steer", False)
+        if not isinstance(steer, bool):
+            raise BadMessage("steer is not true or false")
+        self.steer = steer
         if self._shown:
             self._send_view()  # a monitor met again knows nothing of this screen
 
     def _frame(self, message: dict[str, Any]) -> None:
+        """Every field is checked before any is applied: a bad frame changes nothing."""
         if self._config is None:
             raise BadMessage("a frame before the hello")
-        plain = message["snapshot"]
-        if "workers" in plain:
-            snap = Snapshot.from_plain(plain)
-        elif self._snap is not None:
+        plain = message.get("snapshot")
+        snap = snapshot_from_plain(plain)
+        if isinstance(plain, dict) and "workers" not in plain:
+            if self._snap is None:
+                raise BadMessage("a first frame without the workers")
             # A frame between the rows' frames: the figures move, the rows stay.
-            snap = dataclasses.replace(Snapshot.from_plain({**plain, "workers": ()}),
-                                       workers=self._snap.workers)  # fmt: skip
-        else:
-            raise BadMessage("a first frame without the workers")
-        records = [record_from_plain(plain) for plain in message["recent"]]
-        if message.get("recent_reset"):
-            self._recent.clear()
+            snap = dataclasses.replace(snap, workers=self._snap.workers)
+        recent = message.get("recent")
+        if not isinstance(recent, list):
+            raise BadMessage("recent is not a list")
+        records = [record_from_plain(r, f"recent[{i}]") for i, r in enumerate(recent)]
+        chains: list[Chain] | None = None
         if "chains" in message:
-            self._chains = [chain_from_plain(plain) for plain in message["chains"]]
-            self._chain_count = int(message["chain_count"])
+            plains = message["chains"]
+            if not isinstance(plains, list):
+                raise BadMessage("chains is not a list")
+            chains = [chain_from_plain(c, f"chains[{i}]") for i, c in enumerate(plains)]
+            chain_count = count_from_plain(message.get("chain_count"), "chain_count")
+        viewers = texts_from_plain(message.get("viewers"), "viewers")
+        reset = message.get("recent_reset", False)
+        if not isinstance(reset, bool):
+            raise BadMessage("recent_reset is not true or false")
+        if reset:
+            self._recent.clear()
+        if chains is not None:
+            self._chains, self._chain_count = chains, chain_count
         self._recent.extend(records)
-        self.viewers = tuple(str(address) for address in message["viewers"])
+        self.viewers = viewers
         self._snap = snap
         self.frames += 1
         self.link = Link.CONNECTED
