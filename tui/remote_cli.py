@@ -117,7 +117,8 @@ def run_attach(args: argparse.Namespace) -> int:
         return 2
     if isinstance(source, ClusterAttached):
         # A typo in --crawl-id is a line naming the crawls there are, not an empty screen.
-        missing = why_not_attach(url, args.crawl_id)
+        # source.redis_url: with the password from --secret-file or the environment
+        missing = why_not_attach(source.redis_url, args.crawl_id)
         if missing is not None:
             print(f"crawlscope: {missing}", file=sys.stderr)
             return 1
