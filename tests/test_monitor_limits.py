@@ -12,6 +12,7 @@ import json
 import queue
 import resource
 import secrets
+import socket
 import subprocess
 import threading
 from collections.abc import AsyncIterator
@@ -24,6 +25,8 @@ import pytest
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.remote.monitor import (
+    MAX_BEHIND_BYTES,
+    VIEWER_SNDBUF,
     Monitor,
     ViewerLimits,
     listen,
@@ -264,3 +267,68 @@ async def test_idle_connections_never_starve_the_crawl_of_files(tmp_path: Path) 
     assert not [r for r in fetched if "Too many open files" in (r["exception"] or "")]
     got = {path(r["url"]) for r in fetched if r["filtered"] is None}
     assert got == set(expected(DEMO))  # every URL of the site fetched
+
+
+# ---- what a viewer that does not read may cost (item 3) --------------------------------
+
+STUCK = 50
+KERNEL_SLACK = 4 * VIEWER_SNDBUF  # the kernel doubles SO_SNDBUF, and counts its overhead
+
+
+def stuck_viewer(port: int) -> socket.socket:
+    """A WebSocket viewer that asks, and then never reads a byte."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(upgrade(port))
+    return sock
+
+
+async def test_viewers_that_never_read_are_dropped_by_the_bytes_waiting_for_them() -> None:
+    # Many workers make big frames: what is queued for a stuck viewer grows fast.
+    async with (
+        watched(pages=3000, tasks=300) as (_crawler, monitor),
+        aiohttp.ClientSession() as session,
+        session.ws_connect(monitor.view_url, max_msg_size=0) as reader,
+    ):
+        port = port_of(monitor)
+        frames = 0
+
+        async def read() -> None:
+            nonlocal frames
+            async for message in reader:
+                frames += message.type is aiohttp.WSMsgType.TEXT
+
+        reading = asyncio.create_task(read())
+        stuck = [stuck_viewer(port) for _ in range(STUCK)]
+        peak = {"process": 0, "kernel": 0}
+
+        def all_dropped() -> bool:
+            kernel = sum(tx for state, tx in server_sockets(port) if state == ESTABLISHED)
+            peak["kernel"] = max(peak["kernel"], kernel)
+            peak["process"] = max(peak["process"], monitor.queued_bytes())
+            return monitor.dropped >= STUCK
+
+        try:
+            await wait_until(all_dropped, "every stuck viewer dropped", timeout=TIMEOUT)
+            # Each stuck viewer held at most the byte limit here, the kernel's queue
+            # included, and the kernel alone no more than the small send buffer.
+            assert peak["process"] <= STUCK * (MAX_BEHIND_BYTES + KERNEL_SLACK)
+            assert peak["kernel"] <= STUCK * KERNEL_SLACK
+            assert len(monitor.viewers) == 1  # the viewer that reads stays
+            seen = frames
+            await wait_until(lambda: frames > seen, "the reader goes on getting frames")
+        finally:
+            reading.cancel()
+            for sock in stuck:
+                sock.close()
+
+
+async def test_a_viewer_behind_for_too_long_is_dropped_though_its_bytes_are_few() -> None:
+    limits = ViewerLimits(max_behind_bytes=1 << 30, max_behind_seconds=1.0)
+    async with watched(pages=3000, tasks=300, limits=limits) as (_crawler, monitor):
+        sock = stuck_viewer(port_of(monitor))
+        try:
+            await wait_until(lambda: monitor.viewers, "the viewer attached")
+            await wait_until(lambda: monitor.dropped == 1, "the viewer dropped for its lag")
+            assert monitor.queued_bytes() == 0
+        finally:
+            sock.close()

@@ -232,7 +232,7 @@ class Viewer:
     transport: asyncio.Transport | None
     queue: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
     queued: int = 0  # bytes of text in `queue`
-    behind_since: float | None = None  # when it last had nothing waiting for it
+    behind_since: float | None = None  # since when something has waited for it always
     fresh: bool = True  # no frame yet: the next one carries the whole recent window
     tokens: float = BURST
     refilled_at: float = field(default_factory=time.monotonic)
@@ -241,13 +241,19 @@ class Viewer:
     closing: asyncio.Task[None] | None = None  # its dismissal, once it has one
     sender: asyncio.Task[None] | None = None
 
-    def behind(self) -> int:
-        """Bytes waiting for this viewer here: its queue, the transport's buffer and the
-        kernel's send queue."""
+    def waiting(self) -> int:
+        """Bytes waiting for this viewer in the process: its queue and the transport's
+        buffer. (Not the kernel's: on a long link some is always in flight there.)"""
         transport = self.transport
         if transport is None or transport.is_closing():
             return self.queued
-        return self.queued + transport.get_write_buffer_size() + _kernel_queue(transport)
+        return self.queued + transport.get_write_buffer_size()
+
+    def behind(self) -> int:
+        """Bytes waiting for this viewer here, the kernel's send queue included."""
+        transport = self.transport
+        kernel = 0 if transport is None or transport.is_closing() else _kernel_queue(transport)
+        return self.waiting() + kernel
 
 
 def _kernel_queue(transport: asyncio.BaseTransport) -> int:
@@ -564,7 +570,7 @@ class Monitor:
         bytes waiting for it than the limit, or something waiting for too long."""
         behind = viewer.behind()
         now = time.monotonic()
-        if behind == 0:
+        if viewer.waiting() == 0:
             viewer.behind_since = None
         elif viewer.behind_since is None:
             viewer.behind_since = now
