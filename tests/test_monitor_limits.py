@@ -14,6 +14,7 @@ import resource
 import secrets
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -201,9 +202,8 @@ def _collect(stream: IO[str], into: queue.Queue[str]) -> None:
         into.put(line)
 
 
-async def idle_connection(port: int) -> bytes | None:
-    """Connect and say nothing; what the monitor sends before it closes (None: reset)."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes | None:
+    """What the monitor sends an idle connection before it closes it (None: reset)."""
     try:
         return await asyncio.wait_for(reader.read(), TIMEOUT)
     except ConnectionResetError:
@@ -243,14 +243,16 @@ async def test_idle_connections_never_starve_the_crawl_of_files(tmp_path: Path) 
                 assert foreign.value.status == 403
                 # Idle connections far over the cap and the file limit: each is refused at
                 # once or closed unasked within seconds, while the crawl goes on.
-                answers = await asyncio.gather(*(idle_connection(port) for _ in range(IDLE)))
-                refused = sum(bool(a and a.startswith(b"HTTP/1.1 503")) for a in answers)
-                assert refused >= IDLE - FILE_LIMIT
+                idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(IDLE)]
+                answering = [asyncio.create_task(answer(*pair)) for pair in idle]
                 frames = 0
                 while frames < 2:  # the viewer that got in still sees the crawl
                     message = await asyncio.wait_for(allowed.receive(), TIMEOUT)
                     assert message.type is aiohttp.WSMsgType.TEXT, message
                     frames += json.loads(message.data)["kind"] == "frame"
+                answers = await asyncio.gather(*answering)
+                refused = sum(bool(a and a.startswith(b"HTTP/1.1 503")) for a in answers)
+                assert refused >= IDLE - FILE_LIMIT
                 await allowed.close()
             await asyncio.to_thread(process.wait, TIMEOUT)
         finally:
@@ -332,3 +334,76 @@ async def test_a_viewer_behind_for_too_long_is_dropped_though_its_bytes_are_few(
             assert monitor.queued_bytes() == 0
         finally:
             sock.close()
+
+
+OUT_OF_FILES = """
+import asyncio, resource, socket, sys
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.remote.monitor import Monitor, listen
+
+async def main():
+    crawler = Crawler(CrawlConfig(roots=("http://127.0.0.1:9/",)))
+    async with Monitor(crawler, crawler, listen("127.0.0.1", 0)) as monitor:
+        print(monitor.sock.getsockname()[1], flush=True)
+        held = []
+        try:  # every file the process may still open, as a crawl that needs them all
+            while True:
+                held.append(socket.socket())
+        except OSError:
+            pass
+        print("full", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+        for sock in held:
+            sock.close()
+        print("free", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+asyncio.run(main())
+"""
+
+
+async def test_a_process_out_of_files_is_one_line_once_and_viewers_come_back() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", OUT_OF_FILES], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stderr is not None
+    threading.Thread(target=_collect, args=(process.stderr, lines), daemon=True).start()
+    stderr: list[str] = []
+
+    def said() -> bool:
+        while not lines.empty():
+            stderr.append(lines.get())
+        return any("out of files" in line for line in stderr)
+
+    try:
+        port = int(await asyncio.to_thread(process.stdout.readline))
+        assert await asyncio.to_thread(process.stdout.readline) == "full\n"
+        waiting = [await asyncio.open_connection("127.0.0.1", port) for _ in range(20)]
+        await wait_until(said, "the monitor says it is out of files", timeout=TIMEOUT)
+        process.stdin.write("\n")
+        process.stdin.flush()
+        assert await asyncio.to_thread(process.stdout.readline) == "free\n"
+        # Files free again: a viewer gets in (those that waited are let in or refused).
+        async with aiohttp.ClientSession() as session:
+            url = f"ws://127.0.0.1:{port}/crawl"
+            async with session.ws_connect(url) as ws:
+                hello = await asyncio.wait_for(ws.receive_json(), TIMEOUT)
+                assert hello["kind"] == "hello"
+        for _, writer in waiting:
+            writer.close()
+        process.stdin.close()
+        await asyncio.to_thread(process.wait, TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    said()
+    text = "".join(stderr)
+    assert process.returncode == 0, text
+    assert "Traceback" not in text
+    assert len(stderr) == 1, text

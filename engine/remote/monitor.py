@@ -452,6 +452,10 @@ class Monitor:
             self.refused += 1
             with contextlib.suppress(OSError):
                 conn.setblocking(False)
+                # What the client sent is read first: a socket closed with unread input
+                # is reset, and the reset may reach the client before the 503 does.
+                conn.recv(MAX_MESSAGE)
+            with contextlib.suppress(OSError):
                 conn.send(REFUSAL)
             conn.close()
             return
