@@ -438,11 +438,17 @@ class Monitor:
                 continue
             except OSError as exc:
                 if exc.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                    raise
+                    _say(f"the monitor accepts no more viewers: {exc.strerror or exc}")
+                    return
                 # The process is out of files (not through the viewers): whoever waits
                 # in the backlog waits; the crawl's own sockets go first.
                 self.refused += 1
-                self._say_out_of_files(exc)
+                if not self._out_of_files_said:
+                    self._out_of_files_said = True
+                    _say(
+                        f"the process is out of files ({exc.strerror}); viewers of the "
+                        "monitor wait until some close (said once)"
+                    )
                 await asyncio.sleep(ACCEPT_PAUSE)
                 continue
             self._admit(conn, loop)
@@ -479,16 +485,6 @@ class Monitor:
         if door.transport is not None:
             self._doors.pop(door.transport, None)
         self._admitted -= 1
-
-    def _say_out_of_files(self, exc: OSError) -> None:
-        if not self._out_of_files_said:
-            self._out_of_files_said = True
-            print(
-                f"crawlscope: monitor: the process is out of files ({exc.strerror}); "
-                "viewers wait until some close (said once)",
-                file=sys.stderr,
-                flush=True,
-            )
 
     async def __aenter__(self) -> Monitor:
         await self.start()
@@ -579,7 +575,9 @@ class Monitor:
         elif viewer.behind_since is None:
             viewer.behind_since = now
         limits = self.limits
-        if behind + len(text) > limits.max_behind_bytes or (
+        # A viewer with nothing waiting takes a frame of any size: a crawl of very many
+        # workers may make one bigger than the limit.
+        if (behind and behind + len(text) > limits.max_behind_bytes) or (
             viewer.behind_since is not None
             and now - viewer.behind_since > limits.max_behind_seconds
         ):
@@ -825,6 +823,11 @@ class Monitor:
 def _own_names() -> frozenset[str]:
     """This machine's name (a `--monitor` on 0.0.0.0 prints one of them in its URL)."""
     return frozenset({socket.gethostname().lower()})
+
+
+def _say(line: str) -> None:
+    """One line for the user about the monitor (the crawl goes on)."""
+    print(f"crawlscope: {line}", file=sys.stderr, flush=True)
 
 
 def _empty(viewer: Viewer) -> None:
