@@ -35,7 +35,7 @@ from crawlscope.engine.remote.monitor import (
 )
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.tui.waiting import wait_until
-from tests.helpers import CLI, expected, path
+from tests.helpers import CLI, expected, path, run_cli
 
 TIMEOUT = 60.0
 
@@ -407,3 +407,19 @@ async def test_a_process_out_of_files_is_one_line_once_and_viewers_come_back() -
     assert process.returncode == 0, text
     assert "Traceback" not in text
     assert len(stderr) == 1, text
+
+
+@pytest.mark.parametrize("command", ["crawl", "tui"])
+def test_the_limits_and_origins_are_options_with_their_defaults_in_help(command: str) -> None:
+    shown = " ".join(run_cli(command, "--help").stdout.split())
+    assert "--max-viewers N connections the monitor holds at once (default 256" in shown
+    assert "within 5 s is closed" in shown and "more than 2 MiB waiting" in shown
+    assert "behind for over 5 s" in shown
+    assert "--allow-origin ORIGIN" in shown and "Origin null, gets 403" in shown
+
+
+def test_a_bad_origin_option_is_refused_before_anything_starts() -> None:
+    done = run_cli("crawl", "http://127.0.0.1:9/", "--monitor", "0", "--allow-origin", "evil")
+    assert done.returncode == 2
+    assert "--allow-origin: not an origin: 'evil'" in done.stderr
+    assert "Traceback" not in done.stderr
