@@ -101,7 +101,6 @@ def server_sockets(port: int) -> list[tuple[str, int]]:
 
 
 ESTABLISHED = "01"
-LISTENING = "0A"
 
 
 # ---- origins (item 4) ---------------------------------------------------------------
@@ -129,6 +128,12 @@ async def test_a_web_page_watches_only_from_an_origin_allowed(
         port = port_of(monitor)
         given = None if origin is None else origin.format(port=port)
         assert await status_of(port, given, host and host.format(port=port)) == status
+
+
+async def test_origin_null_watches_only_when_the_user_names_it() -> None:
+    async with watched(limits=ViewerLimits(allow_origins=frozenset({"null"}))) as (_, monitor):
+        assert await status_of(port_of(monitor), "null") == 101
+        assert await status_of(port_of(monitor), "http://evil.example") == 403
 
 
 async def test_a_foreign_page_is_refused_read_only_or_with_the_token() -> None:
