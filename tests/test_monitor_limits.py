@@ -414,12 +414,35 @@ async def test_a_process_out_of_files_is_one_line_once_and_viewers_come_back() -
     assert len(stderr) == 1, text
 
 
+async def test_many_viewers_behind_are_bounded_together_not_only_each() -> None:
+    # No limit for one viewer: only what all of them have waiting together drops them.
+    limits = ViewerLimits(
+        max_behind_bytes=1 << 40, max_behind_seconds=1e9, total_behind_bytes=4 * 1024 * 1024
+    )
+    async with watched(pages=3000, tasks=300, limits=limits) as (_crawler, monitor):
+        stuck = [stuck_viewer(port_of(monitor)) for _ in range(20)]
+        peak = 0
+
+        def all_dropped() -> bool:
+            nonlocal peak
+            peak = max(peak, monitor.queued_bytes())
+            return monitor.dropped == len(stuck)
+
+        try:
+            await wait_until(all_dropped, "every stuck viewer dropped", timeout=TIMEOUT)
+            # The total, and what one frame for each adds before the furthest behind go.
+            assert peak <= limits.total_behind_bytes + len(stuck) * (KERNEL_SLACK + 2**20)
+        finally:
+            for sock in stuck:
+                sock.close()
+
+
 @pytest.mark.parametrize("command", ["crawl", "tui"])
 def test_the_limits_and_origins_are_options_with_their_defaults_in_help(command: str) -> None:
     shown = " ".join(run_cli(command, "--help").stdout.split())
     assert "--max-viewers N connections the monitor holds at once (default 256" in shown
     assert "within 5 s is closed" in shown and "more than 2 MiB waiting" in shown
-    assert "behind for over 5 s" in shown
+    assert "behind for over 5 s" in shown and "all viewers together: 32 MiB" in shown
     assert "--allow-origin ORIGIN" in shown and "Origin null, gets 403" in shown
 
 

@@ -17,6 +17,7 @@ from crawlscope.engine.remote.monitor import (
     MAX_BEHIND_BYTES,
     MAX_BEHIND_SECONDS,
     MAX_VIEWERS,
+    TOTAL_BEHIND_BYTES,
     ViewerLimits,
     origin_of,
 )
@@ -467,8 +468,9 @@ def add_viewer_options(parser: argparse.ArgumentParser) -> None:
         f"than half the files the process may still open, so the crawl keeps its sockets); "
         f"one more is refused with 503, one that is not a WebSocket within "
         f"{HANDSHAKE_SECONDS:g} s is closed, and a viewer with more than "
-        f"{human_bytes(MAX_BEHIND_BYTES)} waiting for it, or behind for over "
-        f"{MAX_BEHIND_SECONDS:g} s, is dropped",
+        f"{human_bytes(MAX_BEHIND_BYTES)} waiting for it (all viewers together: "
+        f"{human_bytes(TOTAL_BEHIND_BYTES)}), or behind for over {MAX_BEHIND_SECONDS:g} s, "
+        f"is dropped",
     )  # fmt: skip
     viewers.add_argument(
         "--allow-origin", action="append", type=_origin, default=[], metavar="ORIGIN",

@@ -64,6 +64,7 @@ FRAMES_PER_SECOND = 15.0
 # and seconds without once catching up.
 MAX_BEHIND_BYTES = 2 * 1024 * 1024
 MAX_BEHIND_SECONDS = 5.0
+TOTAL_BEHIND_BYTES = 32 * 1024 * 1024  # for all the viewers together
 # The kernel's send buffer for a viewer's socket (Linux doubles it): small, so that what a
 # viewer that stops reading costs shows in the transport's buffer, where it is counted,
 # instead of megabytes hidden in an auto-tuned kernel buffer.
@@ -190,6 +191,7 @@ class ViewerLimits:
     handshake_seconds: float = HANDSHAKE_SECONDS
     max_behind_bytes: int = MAX_BEHIND_BYTES
     max_behind_seconds: float = MAX_BEHIND_SECONDS
+    total_behind_bytes: int = TOTAL_BEHIND_BYTES
     # Origins (origin_of's form) whose pages may connect, besides the monitor's own.
     allow_origins: frozenset[str] = frozenset()
 
@@ -524,6 +526,7 @@ class Monitor:
         frame: dict[str, Any] = {"kind": "frame", "snapshot": plain, "viewers": self.viewers}
         shared = json.dumps({**frame, "recent": new, **self._chains_if_new()})
         first: str | None = None
+        backlog: list[tuple[int, Viewer]] = []
         for viewer in list(self._viewers):
             text = shared
             if viewer.fresh:
@@ -532,7 +535,22 @@ class Monitor:
                     whole["snapshot"] = plain if rows else snapshot_to_plain(snap, rows=True)
                     first = json.dumps({**frame, **whole})
                 text, viewer.fresh = first, False
-            self._queue(viewer, text)
+            behind = self._queue(viewer, text)
+            if behind:
+                backlog.append((behind, viewer))
+        self._trim(backlog)
+
+    def _trim(self, backlog: list[tuple[int, Viewer]]) -> None:
+        """Drop the viewers furthest behind while all of them together had more than the
+        total limit waiting before this frame: what many slow viewers cost the process is
+        bounded, not only what each one does. (A frame just queued is no backlog: 256
+        viewers that keep up each have one at this moment.)"""
+        total = sum(behind for behind, _ in backlog)
+        for behind, viewer in sorted(backlog, key=lambda pair: pair[0], reverse=True):
+            if total <= self.limits.total_behind_bytes:
+                break
+            self._drop(viewer)
+            total -= behind
 
     def _new_records(self) -> list[FetchRecord]:
         """The fetches since the last frame (all the window holds, if more came)."""
@@ -565,9 +583,10 @@ class Monitor:
     def _chains_if_new(self) -> dict[str, Any]:
         return self._chains if self._chains_changed else {}
 
-    def _queue(self, viewer: Viewer, text: str) -> None:
+    def _queue(self, viewer: Viewer, text: str) -> int:
         """Queue `text` for `viewer`, or drop the viewer if it is too far behind: more
-        bytes waiting for it than the limit, or something waiting for too long."""
+        bytes waiting for it than the limit, or something waiting for too long. The
+        bytes that were waiting for it before (0 once dropped)."""
         behind = viewer.behind()
         now = time.monotonic()
         if viewer.waiting() == 0:
@@ -582,9 +601,10 @@ class Monitor:
             and now - viewer.behind_since > limits.max_behind_seconds
         ):
             self._drop(viewer)
-            return
+            return 0
         viewer.queued += len(text)  # JSON text is ASCII: its length is its bytes
         viewer.queue.put_nowait(text)
+        return behind
 
     def queued_bytes(self) -> int:
         """Bytes waiting for all the viewers, in this process and its kernel."""
