@@ -5,9 +5,10 @@ reading.
 Every crawl is a fresh process at 100 workers on the 5,000-page demo site (served by a
 process of its own); the viewers are RemoteCrawl clients (what `crawlscope attach` uses)
 in one more process, connected before the crawl starts. The stuck viewer connects and
-never reads: the monitor drops it once its queue of frames is full, and from then on it
-should cost nothing. The three kinds run interleaved, the order turning from round to
-round; the table shows medians and the ratio to headless (goal: 10 viewers >= 0.95x).
+never reads: the monitor drops it once too many bytes wait for it (MAX_BEHIND_BYTES, the
+kernel's send queue included) or it has been behind too long (MAX_BEHIND_SECONDS), and
+from then on it should cost nothing. The three kinds run interleaved, the order turning
+from round to round; the table shows medians and the ratio to headless (goal: 10 viewers >= 0.95x).
 
     python -m bench.viewers [--quick] [--rounds N] [--pages N] [--workers N]
     python -m bench.viewers trial KIND ROOT --workers N   (one crawl; used by the above)

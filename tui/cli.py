@@ -43,12 +43,14 @@ from .options import (
     add_config_option,
     add_crawl_options,
     add_demo_options,
+    add_viewer_options,
     crawl_config,
     demo_config,
     parse_command_line,
     seconds,
     subcommands,
     take_roots,
+    viewer_limits,
     whole_number,
 )
 from .remote_cli import (
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_tui_arguments(tui)
     add_monitor_option(tui)
+    add_viewer_options(tui)
     tui.add_argument(
         "--engine",
         choices=ENGINES,
@@ -133,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_record_option(crawl)
     add_monitor_option(crawl)
+    add_viewer_options(crawl)
     add_cluster_options(crawl)
     noise = crawl.add_mutually_exclusive_group()
     noise.add_argument("-v", "--verbose", action="store_true", help="print each fetch on stderr")
@@ -458,7 +462,7 @@ def _crawl(args: argparse.Namespace) -> int:
                 keep_state(crawler, args.state)
             except StateError as exc:  # another process took it since it was checked
                 return _fail(str(exc))
-        async with monitoring(crawler, place):
+        async with monitoring(crawler, place, viewer_limits(args)):
             return await run_headless(
                 crawler, args.output, args.verbose, args.quiet, record=args.record,
                 feed_format=args.feed_format, report=args.report,
@@ -569,6 +573,7 @@ def _tui(args: argparse.Namespace) -> int:
         feeds=feeds,
         monitor_socket=place.sock if place else None,
         monitor_token=place.token if place else None,
+        monitor_limits=viewer_limits(args),
     )
     app = CrawlScopeApp(live, fps=args.fps)
     if args.screenshot:

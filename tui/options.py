@@ -12,6 +12,15 @@ from typing import Any, NoReturn, TextIO
 
 from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
 from crawlscope.engine.feeds import FORMATS
+from crawlscope.engine.remote.monitor import (
+    HANDSHAKE_SECONDS,
+    MAX_BEHIND_BYTES,
+    MAX_BEHIND_SECONDS,
+    MAX_VIEWERS,
+    TOTAL_BEHIND_BYTES,
+    ViewerLimits,
+    origin_of,
+)
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.text import printable
 
@@ -456,3 +465,40 @@ def parse_command_line(
         if len(values) > count:
             setattr(args, dest, values[count:])
     return args
+
+
+# ---- what viewers of --monitor may cost, and who may be one ------------------------------
+
+
+def _origin(text: str) -> str:
+    try:
+        return origin_of(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_origin.__name__ = "origin"  # argparse names the type in its errors
+
+
+def add_viewer_options(parser: argparse.ArgumentParser) -> None:
+    viewers = parser.add_argument_group("viewers of --monitor")
+    viewers.add_argument(
+        "--max-viewers", type=whole_number(1, 65535), default=MAX_VIEWERS, metavar="N",
+        help=f"connections the monitor holds at once (default %(default)s, and never more "
+        f"than half the files the process may still open, so the crawl keeps its sockets); "
+        f"one more is refused with 503, one that is not a WebSocket within "
+        f"{HANDSHAKE_SECONDS:g} s is closed, and a viewer with more than "
+        f"{human_bytes(MAX_BEHIND_BYTES)} waiting for it (all viewers together: "
+        f"{human_bytes(TOTAL_BEHIND_BYTES)}), or behind for over {MAX_BEHIND_SECONDS:g} s, "
+        f"is dropped",
+    )  # fmt: skip
+    viewers.add_argument(
+        "--allow-origin", action="append", type=_origin, default=[], metavar="ORIGIN",
+        help="let web pages from ORIGIN (http://host:port) watch; a page from any other "
+        "origin but the monitor's own, or Origin null, gets 403 (programs such as "
+        "`crawlscope attach` send none and may watch); repeatable",
+    )  # fmt: skip
+
+
+def viewer_limits(args: argparse.Namespace) -> ViewerLimits:
+    return ViewerLimits(max_viewers=args.max_viewers, allow_origins=frozenset(args.allow_origin))

@@ -17,7 +17,14 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from crawlscope.engine.cluster.lookup import why_not_attach
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.remote.monitor import Monitor, listen, parse_address, socket_url
+from crawlscope.engine.remote.monitor import (
+    DEFAULT_LIMITS,
+    Monitor,
+    ViewerLimits,
+    listen,
+    parse_address,
+    socket_url,
+)
 from crawlscope.engine.remote.protocol import TOKEN_PARAM
 from crawlscope.engine.text import PASSWORD_MASK, mask_userinfo, printable
 
@@ -99,12 +106,14 @@ def announce(place: MonitorPlace, err: TextIO = sys.stderr) -> None:
 
 
 @contextlib.asynccontextmanager
-async def monitoring(crawler: Crawler, place: MonitorPlace | None) -> AsyncIterator[None]:
+async def monitoring(
+    crawler: Crawler, place: MonitorPlace | None, limits: ViewerLimits = DEFAULT_LIMITS
+) -> AsyncIterator[None]:
     """Serve `crawler` for as long as the block runs (nothing when `place` is None)."""
     if place is None:
         yield
         return
-    async with Monitor(crawler, crawler, place.sock, token=place.token):
+    async with Monitor(crawler, crawler, place.sock, token=place.token, limits=limits):
         announce(place)
         yield
 

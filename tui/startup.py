@@ -15,7 +15,7 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.feeds import FeedWriter
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
-from crawlscope.engine.remote.monitor import Monitor
+from crawlscope.engine.remote.monitor import DEFAULT_LIMITS, Monitor, ViewerLimits
 from crawlscope.engine.report import unreachable_roots, write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.trace.recording import Recorder
@@ -54,6 +54,7 @@ class LiveCrawl:
     # Serve the crawl to viewers (`--monitor`) on this listening socket, with this token.
     monitor_socket: socket.socket | None = None
     monitor_token: str | None = None
+    monitor_limits: ViewerLimits = DEFAULT_LIMITS
     crawler: Crawler | None = field(default=None, init=False)
     monitor: Monitor | None = field(default=None, init=False)
     # (root, why) for each root, when the crawl ended with none of them reached.
@@ -82,7 +83,10 @@ class LiveCrawl:
             if self.paused:
                 crawler.pause_all()
             if self.monitor_socket is not None:
-                monitor = Monitor(crawler, crawler, self.monitor_socket, token=self.monitor_token)
+                monitor = Monitor(
+                    crawler, crawler, self.monitor_socket, token=self.monitor_token,
+                    limits=self.monitor_limits,
+                )  # fmt: skip
                 self.monitor = await stack.enter_async_context(monitor)
             self.crawler = crawler
             started(crawler, crawler, demo_url)

@@ -2,9 +2,16 @@
 who holds the token, over an aiohttp WebSocket.
 
 The crawl never waits for a viewer. The monitor samples the observed crawl at a fixed
-rate, once, encodes that frame once, and hands the same text to every viewer's bounded
-queue; a viewer whose queue is full (it stopped reading, or reads slower than frames
-come) is dropped there and then. Nothing is sampled while nobody watches.
+rate, once, encodes that frame once, and hands the same text to every viewer's queue; a
+viewer with too many bytes waiting for it (in that queue, the transport's buffer and the
+kernel's), or that has been behind for too long, is dropped there and then. Nothing is
+sampled while nobody watches.
+
+Nor are the crawl's own sockets ever starved by viewers: the monitor accepts connections
+itself, one at a time, holds at most `max_viewers` of them (fewer when the process may
+not open that many files), refuses the rest at once with a 503, and closes any connection
+that has not become a WebSocket within a few seconds. A browser page may watch only from
+the monitor's own origin or one the user allowed (ViewerLimits).
 
 Steering is a short list of controls with typed arguments (protocol.py); none takes a
 URL or a path, so no viewer can make the crawl fetch or read anything. Input that is not
@@ -16,19 +23,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import ipaddress
 import json
 import math
+import os
 import re
 import secrets
 import socket
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
-from aiohttp import WSCloseCode, WSMsgType, web
+from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
 from ..observe import CrawlControls, ObservedCrawl
 from ..records import FetchRecord
@@ -48,9 +59,20 @@ from .protocol import (
 from .protocol import config_to_plain as config_plain
 
 FRAMES_PER_SECOND = 15.0
-# Frames a viewer may fall behind before it is dropped: two seconds of them. What a slow
-# viewer can cost the crawl's process is this many frames, shared with every other viewer.
-QUEUE_FRAMES = 30
+# What a viewer may have waiting for it, in this process and its kernel, before it is
+# dropped: bytes (a first frame, the biggest, is some hundreds of KiB at 1,000 workers),
+# and seconds without once catching up.
+MAX_BEHIND_BYTES = 2 * 1024 * 1024
+MAX_BEHIND_SECONDS = 5.0
+TOTAL_BEHIND_BYTES = 32 * 1024 * 1024  # for all the viewers together
+# The kernel's send buffer for a viewer's socket (Linux doubles it): small, so that what a
+# viewer that stops reading costs shows in the transport's buffer, where it is counted,
+# instead of megabytes hidden in an auto-tuned kernel buffer.
+VIEWER_SNDBUF = 64 * 1024
+MAX_VIEWERS = 256  # connections at once, WebSocket or not yet
+HANDSHAKE_SECONDS = 5.0  # for a connection to become a WebSocket, or be closed
+BACKLOG = 1024  # connections the kernel holds for the monitor to accept (it may cap it)
+ACCEPT_PAUSE = 0.5  # seconds between tries to accept when the process is out of files
 MAX_MESSAGE = 4096  # bytes; a control is a few dozen
 # Messages a viewer may send: RATE a second, in bursts of up to BURST. Past that each one
 # is refused, and a viewer that keeps flooding past FLOOD_LIMIT refusals is dropped.
@@ -117,7 +139,9 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(64)
+        # A burst of connections waits in the kernel, which costs no file, until the
+        # monitor accepts (or refuses) each; a short backlog would drop some unanswered.
+        sock.listen(BACKLOG)
     except OSError:
         sock.close()
         raise
@@ -136,15 +160,81 @@ def socket_url(sock: socket.socket, token: str | None) -> str:
     return url if token is None else f"{url}?{TOKEN_PARAM}={quote(token)}"
 
 
+def origin_of(text: str) -> str:
+    """An Origin as the monitor compares it: `scheme://host[:port]`, lower case, without
+    a default port, or "null"; ValueError says why `text` is not one."""
+    text = text.strip()
+    if text == "null":
+        return text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"not an origin: {text!r} (use scheme://host[:port])") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an origin: {text!r} (use http://host[:port])")
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        raise ValueError(f"an origin is scheme://host[:port] and nothing else, not {text!r}")
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    if port is None or port == {"http": 80, "https": 443}[parts.scheme]:
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"
+
+
+@dataclass(frozen=True)
+class ViewerLimits:
+    """What viewers may cost the crawl's process, and which web pages may be one."""
+
+    max_viewers: int = MAX_VIEWERS
+    handshake_seconds: float = HANDSHAKE_SECONDS
+    max_behind_bytes: int = MAX_BEHIND_BYTES
+    max_behind_seconds: float = MAX_BEHIND_SECONDS
+    total_behind_bytes: int = TOTAL_BEHIND_BYTES
+    # Origins (origin_of's form) whose pages may connect, besides the monitor's own.
+    allow_origins: frozenset[str] = frozenset()
+
+
+DEFAULT_LIMITS = ViewerLimits()
+
+
+def file_limit() -> int | None:
+    """The files this process may open (RLIMIT_NOFILE's soft limit), if it is known."""
+    try:
+        import resource
+    except ImportError:  # not on this system
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def open_files() -> int:
+    """Files this process has open now (0 where the system does not say)."""
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 0
+
+
+def viewer_room(wanted: int) -> int:
+    """How many connections the monitor holds at most: `wanted`, but never more than half
+    of the files the process may still open, so that the crawl keeps the other half."""
+    limit = file_limit()
+    if limit is None:
+        return wanted
+    return max(1, min(wanted, (limit - open_files()) // 2))
+
+
 @dataclass(eq=False)
 class Viewer:
     ws: web.WebSocketResponse
     address: str
     steer: bool
     transport: asyncio.Transport | None
-    queue: asyncio.Queue[str | None] = field(
-        default_factory=lambda: asyncio.Queue(maxsize=QUEUE_FRAMES)
-    )
+    queue: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+    queued: int = 0  # bytes of text in `queue`
+    behind_since: float | None = None  # since when something has waited for it always
     fresh: bool = True  # no frame yet: the next one carries the whole recent window
     tokens: float = BURST
     refilled_at: float = field(default_factory=time.monotonic)
@@ -152,6 +242,90 @@ class Viewer:
     shows: frozenset[int] = frozenset()  # the workers whose rows it draws ("view")
     closing: asyncio.Task[None] | None = None  # its dismissal, once it has one
     sender: asyncio.Task[None] | None = None
+
+    def waiting(self) -> int:
+        """Bytes waiting for this viewer in the process: its queue and the transport's
+        buffer. (Not the kernel's: on a long link some is always in flight there.)"""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return self.queued
+        return self.queued + transport.get_write_buffer_size()
+
+    def behind(self) -> int:
+        """Bytes waiting for this viewer here, the kernel's send queue included."""
+        transport = self.transport
+        kernel = 0 if transport is None or transport.is_closing() else _kernel_queue(transport)
+        return self.waiting() + kernel
+
+
+def _kernel_queue(transport: asyncio.BaseTransport) -> int:
+    """Bytes in the kernel's send queue of `transport`'s socket (0 where not known)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None or _SIOCOUTQ is None:
+        return 0
+    try:
+        raw = fcntl.ioctl(sock.fileno(), _SIOCOUTQ, b"\0\0\0\0")
+    except OSError:
+        return 0
+    return int.from_bytes(raw, sys.byteorder, signed=True)
+
+
+try:
+    import fcntl
+    import termios
+
+    _SIOCOUTQ: int | None = termios.TIOCOUTQ  # the same request for a socket, on Linux
+except (ImportError, AttributeError):
+    _SIOCOUTQ = None
+
+
+class _Door(asyncio.Protocol):
+    """One accepted connection, handed to aiohttp's protocol `inner`: counted while it
+    is open, and closed when it has not become a viewer in time."""
+
+    def __init__(self, monitor: Monitor, inner: asyncio.Protocol) -> None:
+        self.monitor = monitor
+        self.inner = inner
+        self.transport: asyncio.Transport | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.monitor._doors[transport] = self
+        self.timer = asyncio.get_running_loop().call_later(
+            self.monitor.limits.handshake_seconds, transport.abort
+        )
+        self.inner.connection_made(transport)
+
+    def upgraded(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.monitor._left(self)
+        self.inner.connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+
+_REFUSED = b"too many viewers; try again later\n"
+REFUSAL = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+    b"Content-Length: %d\r\n\r\n%s" % (len(_REFUSED), _REFUSED)
+)
 
 
 class Monitor:
@@ -166,8 +340,10 @@ class Monitor:
         fps: float = FRAMES_PER_SECOND,
         token: str | None = None,
         workers_every: int = WORKERS_EVERY,
+        limits: ViewerLimits = DEFAULT_LIMITS,
     ) -> None:
         self.observed = observed
+        self.limits = limits
         self.controls = controls
         self.token = token or secrets.token_urlsafe(18)
         self.sock = sock
@@ -186,7 +362,14 @@ class Monitor:
         self._chains_changed = False
         self._runner: web.AppRunner | None = None
         self._sampler: asyncio.Task[None] | None = None
+        self._doorman: asyncio.Task[None] | None = None
         self._closing = False
+        # Every connection open now, WebSocket or not yet, and how many there may be.
+        self._doors: dict[asyncio.Transport, _Door] = {}
+        self._admitted = 0  # accepted, and not yet gone (some not yet in _doors)
+        self.room = limits.max_viewers  # set on start, from the file limit then
+        self.refused = 0  # connections refused at the door: too many, or out of files
+        self._out_of_files_said = False
 
     @property
     def url(self) -> str:
@@ -208,7 +391,8 @@ class Monitor:
         app.router.add_get(PATH, self._handle)
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=CLOSE_WAIT)
         await self._runner.setup()
-        await web.SockSite(self._runner, self.sock).start()
+        self.room = viewer_room(self.limits.max_viewers)
+        self._doorman = asyncio.create_task(self._accept_forever(), name="monitor-doorman")
         self._sampler = asyncio.create_task(self._sample_forever(), name="monitor-sampler")
 
     async def close(self) -> None:
@@ -216,16 +400,17 @@ class Monitor:
         if self._closing:
             return
         self._closing = True
-        if self._sampler is not None:
-            self._sampler.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sampler
+        for task in (self._doorman, self._sampler):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self.sock.close()
         if self._viewers:
             self._broadcast(rows=True)  # the crawl's end, so a viewer keeps its last state
         viewers = list(self._viewers)
         for viewer in viewers:
-            with contextlib.suppress(asyncio.QueueFull):
-                viewer.queue.put_nowait(None)  # the sender's sign to stop
+            viewer.queue.put_nowait(None)  # the sender's sign to stop
         senders = [v.sender for v in viewers if v.sender is not None]
         if senders:
             await asyncio.wait(senders, timeout=CLOSE_WAIT)
@@ -233,6 +418,75 @@ class Monitor:
             await self._close_viewer(viewer, WSCloseCode.GOING_AWAY, "the crawl has gone")
         if self._runner is not None:
             await self._runner.cleanup()
+        for transport in list(self._doors):  # not yet viewers: nothing to say to them
+            transport.abort()
+
+    # ---- the door ----------------------------------------------------------------------
+
+    @property
+    def connections(self) -> int:
+        """Connections the monitor holds now, WebSocket or not yet."""
+        return self._admitted
+
+    async def _accept_forever(self) -> None:
+        """Accept connections one at a time: each either joins (and has a few seconds to
+        become a WebSocket) or is told at once there is no room, so the monitor never
+        holds more than `room` of the process's files."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                conn, _peer = await loop.sock_accept(self.sock)
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                continue
+            except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    _say(f"the monitor accepts no more viewers: {exc.strerror or exc}")
+                    return
+                # The process is out of files (not through the viewers): whoever waits
+                # in the backlog waits; the crawl's own sockets go first.
+                self.refused += 1
+                if not self._out_of_files_said:
+                    self._out_of_files_said = True
+                    _say(
+                        f"the process is out of files ({exc.strerror}); viewers of the "
+                        "monitor wait until some close (said once)"
+                    )
+                await asyncio.sleep(ACCEPT_PAUSE)
+                continue
+            self._admit(conn, loop)
+
+    def _admit(self, conn: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
+        if self._admitted >= self.room or self._closing:
+            self.refused += 1
+            with contextlib.suppress(OSError):
+                conn.setblocking(False)
+                # What the client sent is read first: a socket closed with unread input
+                # is reset, and the reset may reach the client before the 503 does.
+                conn.recv(MAX_MESSAGE)
+            with contextlib.suppress(OSError):
+                conn.send(REFUSAL)
+            conn.close()
+            return
+        with contextlib.suppress(OSError):
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, VIEWER_SNDBUF)
+        assert self._runner is not None
+        server = self._runner.server
+        assert server is not None
+        self._admitted += 1
+        door = _Door(self, server())
+        task = loop.create_task(loop.connect_accepted_socket(lambda: door, conn))
+        task.add_done_callback(lambda done: self._connected(done, door, conn))
+
+    def _connected(self, task: asyncio.Task[Any], door: _Door, conn: socket.socket) -> None:
+        failed = task.cancelled() or task.exception() is not None
+        if failed and door.transport is None:  # so connection_lost will never come
+            conn.close()
+            self._admitted -= 1
+
+    def _left(self, door: _Door) -> None:
+        if door.transport is not None:
+            self._doors.pop(door.transport, None)
+        self._admitted -= 1
 
     async def __aenter__(self) -> Monitor:
         await self.start()
@@ -272,6 +526,7 @@ class Monitor:
         frame: dict[str, Any] = {"kind": "frame", "snapshot": plain, "viewers": self.viewers}
         shared = json.dumps({**frame, "recent": new, **self._chains_if_new()})
         first: str | None = None
+        backlog: list[tuple[int, Viewer]] = []
         for viewer in list(self._viewers):
             text = shared
             if viewer.fresh:
@@ -280,7 +535,22 @@ class Monitor:
                     whole["snapshot"] = plain if rows else snapshot_to_plain(snap, rows=True)
                     first = json.dumps({**frame, **whole})
                 text, viewer.fresh = first, False
-            self._queue(viewer, text)
+            behind = self._queue(viewer, text)
+            if behind:
+                backlog.append((behind, viewer))
+        self._trim(backlog)
+
+    def _trim(self, backlog: list[tuple[int, Viewer]]) -> None:
+        """Drop the viewers furthest behind while all of them together had more than the
+        total limit waiting before this frame: what many slow viewers cost the process is
+        bounded, not only what each one does. (A frame just queued is no backlog: 256
+        viewers that keep up each have one at this moment.)"""
+        total = sum(behind for behind, _ in backlog)
+        for behind, viewer in sorted(backlog, key=lambda pair: pair[0], reverse=True):
+            if total <= self.limits.total_behind_bytes:
+                break
+            self._drop(viewer)
+            total -= behind
 
     def _new_records(self) -> list[FetchRecord]:
         """The fetches since the last frame (all the window holds, if more came)."""
@@ -313,11 +583,32 @@ class Monitor:
     def _chains_if_new(self) -> dict[str, Any]:
         return self._chains if self._chains_changed else {}
 
-    def _queue(self, viewer: Viewer, text: str) -> None:
-        try:
-            viewer.queue.put_nowait(text)
-        except asyncio.QueueFull:
+    def _queue(self, viewer: Viewer, text: str) -> int:
+        """Queue `text` for `viewer`, or drop the viewer if it is too far behind: more
+        bytes waiting for it than the limit, or something waiting for too long. The
+        bytes that were waiting for it before (0 once dropped)."""
+        behind = viewer.behind()
+        now = time.monotonic()
+        if viewer.waiting() == 0:
+            viewer.behind_since = None
+        elif viewer.behind_since is None:
+            viewer.behind_since = now
+        limits = self.limits
+        # A viewer with nothing waiting takes a frame of any size: a crawl of very many
+        # workers may make one bigger than the limit.
+        if (behind and behind + len(text) > limits.max_behind_bytes) or (
+            viewer.behind_since is not None
+            and now - viewer.behind_since > limits.max_behind_seconds
+        ):
             self._drop(viewer)
+            return 0
+        viewer.queued += len(text)  # JSON text is ASCII: its length is its bytes
+        viewer.queue.put_nowait(text)
+        return behind
+
+    def queued_bytes(self) -> int:
+        """Bytes waiting for all the viewers, in this process and its kernel."""
+        return sum(viewer.behind() for viewer in self._viewers)
 
     def _drop(self, viewer: Viewer) -> None:
         """Let a viewer that fell behind go at once, without waiting for it in any way:
@@ -328,6 +619,7 @@ class Monitor:
         self.dropped += 1
         if viewer.sender is not None:
             viewer.sender.cancel()
+        _empty(viewer)
         if viewer.transport is not None:
             viewer.transport.abort()
 
@@ -338,8 +630,7 @@ class Monitor:
             return
         self._viewers.remove(viewer)
         self.dropped += 1
-        with contextlib.suppress(asyncio.QueueFull):
-            viewer.queue.put_nowait(None)
+        viewer.queue.put_nowait(None)
         viewer.closing = asyncio.create_task(self._close_after_sender(viewer, why))
 
     async def _close_after_sender(self, viewer: Viewer, why: str) -> None:
@@ -350,11 +641,17 @@ class Monitor:
     # ---- a viewer's connection ---------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        refusal = self._foreign(request)
+        if refusal is not None:
+            raise web.HTTPForbidden(text=refusal)
         given = request.query.get(TOKEN_PARAM)
         if given is not None and not secrets.compare_digest(given.encode(), self.token.encode()):
             raise web.HTTPForbidden(text="wrong control token\n")
         ws = web.WebSocketResponse(max_msg_size=MAX_MESSAGE, heartbeat=20.0)
         await ws.prepare(request)
+        door = self._doors.get(request.transport) if request.transport is not None else None
+        if door is not None:
+            door.upgraded()
         if self._closing:
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"the crawl has gone")
             return ws
@@ -366,7 +663,7 @@ class Monitor:
             "steer": viewer.steer and self.controls is not None,
             "you": viewer.address,
         }
-        viewer.queue.put_nowait(json.dumps(hello))
+        self._queue(viewer, json.dumps(hello))
         viewer.sender = asyncio.create_task(self._send(viewer), name="monitor-viewer")
         self._viewers.append(viewer)
         try:
@@ -382,6 +679,7 @@ class Monitor:
 
     async def _send(self, viewer: Viewer) -> None:
         while (text := await viewer.queue.get()) is not None:
+            viewer.queued -= len(text)
             started = time.perf_counter()
             # Framing and writing to the socket; it waits only when the socket is full.
             await viewer.ws.send_str(text)
@@ -502,6 +800,61 @@ class Monitor:
         except (TimeoutError, ConnectionError, RuntimeError):
             if viewer.transport is not None:
                 viewer.transport.abort()
+
+    def _foreign(self, request: web.Request) -> str | None:
+        """Why a web page may not watch (None: it may). A browser names the page's
+        origin on every WebSocket; a program such as `crawlscope attach` names none. A
+        page may connect from the monitor's own origin, reached by an address (not a
+        name some other site's DNS could point here), or from an origin the user
+        allowed."""
+        given = request.headers.get(hdrs.ORIGIN)
+        if given is None:
+            return None
+        try:
+            origin = origin_of(given)
+        except ValueError:
+            origin = None
+        if origin is not None and origin in self.limits.allow_origins:
+            return None
+        if origin is not None and origin != "null" and origin == self._own_origin(request):
+            return None
+        shown = given[:100].encode("ascii", "backslashreplace").decode()
+        return (
+            f"a page from {shown!r} may not watch this crawl: only the monitor's own "
+            "origin, or one allowed with --allow-origin\n"
+        )
+
+    @staticmethod
+    def _own_origin(request: web.Request) -> str | None:
+        host = request.headers.get(hdrs.HOST, "")
+        try:
+            own = origin_of(f"http://{host}")
+        except ValueError:
+            return None
+        name = urlsplit(own).hostname or ""
+        if name != "localhost" and name not in _own_names():
+            try:
+                ipaddress.ip_address(name)
+            except ValueError:
+                return None
+        return own
+
+
+def _own_names() -> frozenset[str]:
+    """This machine's name (a `--monitor` on 0.0.0.0 prints one of them in its URL)."""
+    return frozenset({socket.gethostname().lower()})
+
+
+def _say(line: str) -> None:
+    """One line for the user about the monitor (the crawl goes on)."""
+    print(f"crawlscope: {line}", file=sys.stderr, flush=True)
+
+
+def _empty(viewer: Viewer) -> None:
+    """Let go of what was queued for a viewer that is gone."""
+    while not viewer.queue.empty():
+        viewer.queue.get_nowait()
+    viewer.queued = 0
 
 
 def _address(request: web.Request) -> str:
