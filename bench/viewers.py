@@ -62,7 +62,9 @@ async def crawl_watched(root: str, workers: int, viewers: int) -> dict[str, Any]
             monitor = await stack.enter_async_context(
                 Monitor(crawler, crawler, listen("127.0.0.1", 0))
             )
-            print(json.dumps({"monitor": monitor.url}), flush=True)
+            # The read-only URL: the watchers' command line is world-readable, the token
+            # must not be on it (and they only watch).
+            print(json.dumps({"monitor": monitor.view_url}), flush=True)
             while len(monitor.viewers) < viewers:
                 await asyncio.sleep(0.01)
         t0, c0 = time.perf_counter(), time.process_time()
