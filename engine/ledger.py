@@ -220,7 +220,13 @@ class Ledger:
             location = answer.location
             next_url = normalize(location, url) if location else None
             if next_url is None:
-                exception = f"BadRedirect: unusable Location header {location!r}"
+                # The header as the server sent it, not repr()'d: text is escaped once,
+                # where it meets a terminal or a report (engine/text.py printable).
+                exception = (
+                    "BadRedirect: no Location header"
+                    if location is None
+                    else f"BadRedirect: unusable Location header: {location}"
+                )
         elif answer.parsed is not None and self.will_parse(answer):
             encoding, links = answer.parsed
         elif self.will_parse(answer):
