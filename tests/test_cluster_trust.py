@@ -105,6 +105,22 @@ def test_a_redis_that_refuses_is_one_line(
     assert not (tmp_path / "o.jsonl").exists() or records(tmp_path / "o.jsonl") == []
 
 
+def test_the_password_can_come_from_the_environment(
+    site: str,
+    secret_redis: RedisServer,
+    reference: set[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Off the command line, which every user of the machine can read.
+    monkeypatch.setenv("CRAWLSCOPE_REDIS_PASSWORD", "the-right-one")
+    out = tmp_path / "o.jsonl"
+    status, _out, err = ended(crawl(site, f"redis://127.0.0.1:{secret_redis.port}/0", out))
+    assert status == 0, err
+    assert {str(r["url"]) for r in records(out)} == reference
+    assert "the-right-one" not in err
+
+
 def test_a_key_of_the_wrong_type_is_one_line(
     site: str, redis_server: RedisServer, tmp_path: Path
 ) -> None:

@@ -54,12 +54,14 @@ from .options import (
     whole_number,
 )
 from .remote_cli import (
+    REDIS_PASSWORD_ENV,
     MonitorPlace,
     add_attach_command,
     add_monitor_option,
     bind_monitor,
     monitoring,
     run_attach,
+    with_password,
 )
 from .remote_cli import announce as announce_monitor
 from .screens.panels import FRAMES_PER_SECOND
@@ -199,7 +201,8 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     cluster.add_argument(
         "--redis", metavar="URL", type=_redis_url,
         help="share the crawl's frontier in this Redis (redis://HOST:PORT/DB) with every "
-        "process run with the same --crawl-id; each ends when the whole crawl is done",
+        "process run with the same --crawl-id; each ends when the whole crawl is done; "
+        f"its password is best kept in ${REDIS_PASSWORD_ENV}, not on a command line",
     )  # fmt: skip
     cluster.add_argument("--crawl-id", metavar="NAME", help="which crawl to start or join")
     cluster.add_argument(
@@ -247,7 +250,10 @@ def _redis_url(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"not a Redis URL (redis://HOST:PORT/DB): {text!r}: {exc}"
         ) from None
-    return text
+    # Every user of the machine can read a command line: a URL without a password takes
+    # the one in the environment, as `attach` and `serve` do.
+    password = os.environ.get(REDIS_PASSWORD_ENV)
+    return with_password(text, password) if password else text
 
 
 def add_record_option(parser: argparse.ArgumentParser) -> None:
