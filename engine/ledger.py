@@ -123,16 +123,7 @@ class Ledger:
         if reason is not None:
             self._filter(url, reason, depth, referrer)
             return False
-        cfg = self.config
-        if cfg.max_depth and depth > cfg.max_depth:
-            self._leave((url, max_redirect, depth, referrer), waits=False)
-            return False
-        if cfg.max_pages and self._admitted >= cfg.max_pages:
-            self._leave((url, max_redirect, depth, referrer), waits=True)
-            return False
-        self._admitted += 1
-        self._origin[url] = (depth, referrer)
-        return True
+        return self._takes_a_place(url, max_redirect, depth, referrer)
 
     def origin(self, url: str) -> tuple[int, str | None]:
         """(depth, referrer) of a URL admitted and not yet recorded."""
@@ -154,9 +145,14 @@ class Ledger:
         admitted URL over the limit does. Checked by the crawler as it is taken."""
         self.seen_urls.add(url)
         self._foreign.add(url)
+        # This run's limits, which need not be the earlier run's.
+        return self._takes_a_place(url, max_redirect, depth, referrer)
+
+    def _takes_a_place(self, url: str, max_redirect: int, depth: int, referrer: str | None) -> bool:
+        """True if `url` is within --max-depth and has a place under --max-pages (then it
+        is admitted); else it is left unfetched, and one over max_pages waits for a place."""
         cfg = self.config
         if cfg.max_depth and depth > cfg.max_depth:
-            # This run's limit need not be the earlier run's.
             self._leave((url, max_redirect, depth, referrer), waits=False)
             return False
         if cfg.max_pages and self._admitted >= cfg.max_pages:
