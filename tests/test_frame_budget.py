@@ -21,16 +21,8 @@ from tui_support import config, crawler_of, frames, until
 
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.app import CrawlScopeApp
-from crawlscope.tui.screens.panels import (
-    ALLOWANCE_MAX,
-    BUSY_CPU,
-    SATURATION_HOLD,
-    TABLE_EARLY_COVER,
-    TABLE_INTERVAL_BUSY,
-    TABLE_MAX_GAP_BUSY,
-    PanelsScreen,
-    region_alone,
-)
+from crawlscope.tui.frame_budget import ALLOWANCE_MAX
+from crawlscope.tui.screens.panels import PanelsScreen, region_alone
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.status_line import StatusLine
 
@@ -45,60 +37,6 @@ async def test_the_screens_time_counts_its_drawing_as_well_as_its_ticks() -> Non
         assert ticks > 0
         # Drawing 120x40 cells takes time of its own beyond the ticks that asked for it.
         assert panels.ui_seconds > ticks
-
-
-async def test_a_saturated_screen_pulses_and_draws_the_table_when_its_allowance_covers_it() -> None:
-    app = CrawlScopeApp(LiveCrawl(make_config=config(3), demo=DemoConfig(pages=30)))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await crawler_of(pilot)
-        await frames(pilot, 2)
-        panels = app.panels
-        # What the budget decides from, set by hand: nothing awaits between here and the
-        # asserts, so the frame timer cannot move them.
-        panels._saturated = True
-        at = panels._table_at = 1000.0
-        panels._table_cost = 0.02
-        panels._allowance = 0.005
-        # The table was just drawn: the status line alone.
-        assert panels._frame_kind(at + 0.1) == "pulse"
-        # The table is due but the allowance does not cover it yet: the pulse goes on.
-        assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "pulse"
-        # Covered once is not enough: paying for it would stop the pulses that follow.
-        panels._allowance = 0.02
-        assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "pulse"
-        panels._allowance = 0.02 * TABLE_EARLY_COVER
-        assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "table"
-        assert panels._table_at == at + TABLE_INTERVAL_BUSY
-        # Spent beyond the allowance: the slot draws nothing (and is counted skipped).
-        panels._allowance = -0.001
-        assert panels._frame_kind(at + 5) is None
-        # Never spent, but never enough for the table: it is drawn all the same, late.
-        panels._allowance = 0.001
-        at = panels._table_at
-        assert panels._frame_kind(at + TABLE_INTERVAL_BUSY) == "pulse"
-        assert panels._frame_kind(at + TABLE_MAX_GAP_BUSY) == "table"
-
-
-async def test_a_loop_near_saturation_stays_under_the_budget_between_busy_slots() -> None:
-    """A crawl using 70% to 85% of a core finds some frame slots busy and some not; the
-    budget must not come and go with each one (see SATURATION_HOLD)."""
-    app = CrawlScopeApp(LiveCrawl(make_config=config(3), demo=DemoConfig(pages=30)))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await crawler_of(pilot)
-        await frames(pilot, 2)
-        panels = app.panels
-        slot = 1 / panels.fps
-        # Far past any slot the frame timer judged, and nothing awaits in between.
-        now = 1e9
-        assert not panels._judge_load(now, late=0.0, busy=0.3)
-        assert panels._judge_load(now + slot, late=slot, busy=0.3)  # a late slot
-        # One alone (the app's start, a collection) holds nothing.
-        assert not panels._judge_load(now + 2 * slot, late=0.0, busy=0.5)
-        assert panels._judge_load(now + 3 * slot, late=0.0, busy=BUSY_CPU)  # a busy one
-        assert panels._judge_load(now + 4 * slot, late=0.0, busy=0.5)  # held
-        assert panels._judge_load(now + 5 * slot, late=0.0, busy=0.0)
-        then = now + 3 * slot + SATURATION_HOLD + slot
-        assert not panels._judge_load(then, late=0.0, busy=0.5)
 
 
 # A short crawl, slowed down enough to be on screen for a few hand-drawn frames.
@@ -193,12 +131,13 @@ async def test_a_pulse_puts_no_widget_through_the_styles_cache(
 async def test_a_table_frame_costs_its_tick_and_the_drawing_that_follows_it() -> None:
     # No frame slot comes to take the cost: the drawing alone must bring it in.
     async with frames_by_hand() as (pilot, panels):
-        panels._table_cost = 0.0
+        budget = panels.budget
+        budget.table_cost = 0.0
         panels.note = "a change to draw"
         panels._tick("table")
         tick = panels.frame_costs[-1]
-        await until(pilot, lambda: panels._table_cost > tick, "the table frame's drawing")
-        assert panels._table_cost < panels.ui_seconds
+        await until(pilot, lambda: budget.table_cost > tick, "the table frame's drawing")
+        assert budget.table_cost < panels.ui_seconds
 
 
 async def test_a_crawl_starts_with_a_full_allowance_whatever_building_the_screen_cost() -> None:
@@ -209,11 +148,11 @@ async def test_a_crawl_starts_with_a_full_allowance_whatever_building_the_screen
         source = panels.source
         assert source is not None
         # As if the screen's mounting and first layout had just been paid for.
-        panels._allowance = -0.02
+        panels.budget.allowance = -0.02
         panels.observe(source, panels.site)
         # What the frame observe() draws is charged at the next slot; nothing from before.
-        assert panels._allowance == ALLOWANCE_MAX
-        assert panels._frame_kind(0.0) is not None
+        assert panels.budget.allowance == ALLOWANCE_MAX
+        assert panels.budget.frame_kind(0.0, panels.frames) is not None
 
 
 def saturate(panels: PanelsScreen, kind: str = "pulse") -> None:
@@ -221,8 +160,8 @@ def saturate(panels: PanelsScreen, kind: str = "pulse") -> None:
     table was just drawn, the allowance is full) or a table frame (the table is overdue)."""
     now = asyncio.get_running_loop().time()
     panels._frame_due = now - 1.0
-    panels._table_at = now if kind == "pulse" else float("-inf")
-    panels._allowance = ALLOWANCE_MAX
+    panels.budget.table_at = now if kind == "pulse" else float("-inf")
+    panels.budget.allowance = ALLOWANCE_MAX
 
 
 def displayed(

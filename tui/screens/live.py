@@ -9,8 +9,9 @@ from textual.binding import BindingType
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
 from crawlscope.engine.snapshot import OVER, Snapshot
 
+from ..frame_budget import FRAMES_PER_SECOND
 from ..keys import COMMON, STEERING, Key, bindings
-from .panels import FRAMES_PER_SECOND, PanelsScreen
+from .panels import PanelsScreen
 
 SLOWMO_STEPS = (0.0, 0.25, 0.5, 1.0)
 STEERING_ACTIONS = frozenset(key.action.split("(")[0] for key in STEERING)

@@ -13,14 +13,13 @@ import functools
 import time
 from collections import deque
 from collections.abc import Iterable
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from textual import events
-from textual._compositor import LayoutUpdate
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.geometry import Region, Size
+from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
@@ -30,8 +29,19 @@ from crawlscope.engine.politeness import origin_of
 from crawlscope.engine.snapshot import OVER, Snapshot
 from crawlscope.engine.workers import WorkerState, WorkerView
 
+from ..frame_budget import FRAMES_PER_SECOND, FrameBudget, FrameKind, next_slot
 from ..history import History
 from ..keys import Key
+from ..textual_private import (
+    TimedScreen,
+    changes_pending,
+    composite,
+    layout_pending,
+    report_error,
+    scroll_pending,
+    visible_widgets,
+    write_lines,
+)
 from ..widgets.held import Held, Repaints
 from ..widgets.help_screen import HelpScreen
 from ..widgets.keys_footer import KeysFooter
@@ -41,74 +51,10 @@ from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView, state_counts
 from ..widgets.workers_table import WorkersTable
 
-FRAMES_PER_SECOND = 15.0
-# The workers table is redrawn every this many frames, and no more often than every
-# TABLE_INTERVAL seconds. Its redraw is cheap (only the rows on screen whose values
-# changed are rebuilt), but on a busy crawl every visible row changes every frame (the
-# "for" column at least) and each redrawn line is composited and written to the terminal
-# again: every other frame still reads as motion and halves that cost. A key's effect is
-# drawn at once regardless (the actions redraw everything).
-TABLE_EVERY = 2
-TABLE_INTERVAL = 0.1
-# While the loop is saturated the table (and the queue panel, the recent fetches and the
-# chains, at its pace) is redrawn at most this often; the frames between are pulses: the
-# status line alone (clock, pages, workers), a tenth of a table frame's cost, so that the
-# screen keeps moving at nearly its full rate exactly when the crawl is busiest. Once a
-# second: at twice, the tables (6 to 8 ms each) took half the screen's share of a
-# saturated crawl, for rows that change many times between any two of them anyway; in a
-# real terminal the screen's share of a 20,000-page crawl fell from 3.2-3.3% to 2.2-2.5%.
-TABLE_INTERVAL_BUSY = 1.0
-# ...and at least this often, whatever the budget below says.
-TABLE_MAX_GAP_BUSY = 2.0
-# The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
-# more ready callbacks than one pass of the loop can run in a frame's time), the screen
-# may take at most this share of the loop's time. It is kept as an allowance: each frame
-# slot adds its length times UI_SHARE, each frame takes what it cost, and a slot that
-# finds the allowance spent draws nothing. A frame's cost is all the screen spent since
-# the frame slot before: the sampling and widget updates (_tick) and Textual's drawing of
-# what they changed (layout, compositing, writing to the terminal), which is most of it.
-# When the loop is on time, every frame is drawn.
-#
-# In a real terminal, amid a crawl at 500 workers, a pulse costs about 1 ms (medians: its
-# tick 0.4 ms, Textual's drawing 0.65 ms) and a table frame about 15 ms. (A pulse's
-# drawing has since been about halved: the status line is written without the compositor,
-# _paint_status_alone.) A pulse cost 2 ms before the screen, the panels' grid and the
-# footer were blank (PanelsScreen.BLANK) and the status line skipped Textual's
-# StylesCache (OneLine.render_lines); 3% then fell to 11 frames a second on a crawl the
-# machine slowed down. 2.5% now pays for 14 to 15 (15
-# pulses take 1.5%), a table among them every 1 to 2 s; at 3% the tables came every 0.6 s
-# and the frames took 3.4% of a 10,000-page crawl. At 2% a crawl the machine slowed down
-# fell below 12 frames a second at 500 workers: the tables forced every
-# TABLE_MAX_GAP_BUSY were paid for with pulses.
-UI_SHARE = 0.025
-# Pulses come first: a table frame before TABLE_MAX_GAP_BUSY waits until the allowance
-# covers its cost this many times over, so that drawing it leaves the pulses going. (At
-# once, it took what the next pulses needed: they were skipped while it was paid back.)
-TABLE_EARLY_COVER = 2.0
-# The allowance saved up at most (enough for a table frame), and the debt at most: a
-# costly frame (the first layout, a resize) is paid back within MAX_GAP, and the screen
-# never freezes for longer.
-ALLOWANCE_MAX = 0.1
-MAX_GAP = 0.5
-# The loop also counts as saturated when the crawl keeps the process this busy, frames
-# aside: a crawl waiting on a slow site can use 80% of a core in short passes, so frames
-# come on time and yet each one is taken from the crawl.
-BUSY_CPU = 0.7
-# ...and stays saturated this long after the last frame slot that found it so, once two
-# such slots came this close together. Near the line (a crawl on a slow site using 70%
-# to 85% of a core), slot after slot flipped between the two: the slots on time drew
-# everything, a table every other frame, and the saturated ones then found the allowance
-# spent and drew nothing. At 100 workers on a site answering in 100 ms that was 11.5
-# frames a second and the screen's largest share of the loop (5.6%).
-SATURATION_HOLD = 1.0
 # A crawl waits at most this long for the screen to take its running shape (settle).
 SETTLE_LIMIT = 0.5
 # The redirect tree is redrawn at most this often (what it draws is capped: redirect_tree.py).
 CHAINS_EVERY = 0.5
-
-# What a frame draws: everything; all but the table, the recent fetches and the chains;
-# the status line alone.
-FrameKind = Literal["table", "light", "pulse"]
 
 # Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
 BOTTOM_MIN = 11
@@ -145,7 +91,7 @@ class Backdrop(Container):
     BLANK = True
 
 
-class PanelsScreen(Screen[None]):
+class PanelsScreen(TimedScreen):
     """Draws an ObservedCrawl. Subclasses add the keys: steering a live crawl, or
     moving through a recording."""
 
@@ -162,7 +108,8 @@ class PanelsScreen(Screen[None]):
         line numbers, so that screenshots of one crawl state are identical from run to
         run (and Python release)."""
         super().__init__()
-        self.fps = fps
+        # What each frame slot draws, if anything (see frame_budget.py).
+        self.budget = FrameBudget(fps)
         self.reproducible = reproducible
         self.source: ObservedCrawl | None = None
         self.site = ""  # what is crawled, for the status line
@@ -180,30 +127,13 @@ class PanelsScreen(Screen[None]):
         # the frames asked for.
         self.frames_skipped = 0
         self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per _tick
-        # Seconds the screen has taken from the loop in all: ticks and Textual's drawing.
-        self.ui_seconds = 0.0
-        self._spent = 0.0  # the part of it since the last frame slot
-        self._drawing = False  # inside a compositor refresh or layout: counted once
-        self.layouts = 0  # layouts of the screen so far
         # Where the status line is on screen with nothing over it (None: something is, or
         # it is not shown), as worked out for the compositor's map it was read from.
         self._status_map: dict[Widget, tuple[Region, Region]] | None = None
         self._status_alone: Region | None = None
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
-        self._saturated = False  # the crawl fills the loop: the budget applies
-        self._saturated_until = 0.0  # loop time (see SATURATION_HOLD)
-        self._busy_at = float("-inf")  # loop time of the last slot found busy or late
-        self._cpu_at = (0.0, 0.0)  # (loop time, process CPU seconds) at the last frame slot
         self._frame_handle: asyncio.TimerHandle | None = None
-        # The budget (see UI_SHARE): loop seconds the screen may still spend, the loop time
-        # of the last frame slot, and what the last table frame cost: its tick and its
-        # drawing, which Textual does later, often after the next frame slot. While that
-        # drawing is still to come, _table_tick holds the tick's part.
-        self._allowance = ALLOWANCE_MAX
-        self._slot_at = 0.0
-        self._table_cost = 0.0
-        self._table_tick: float | None = None
         self._history = History()
         self._history_shown = True  # the sparklines show the history's last sample
         self._chains_version: tuple[int, int] | None = None
@@ -215,9 +145,15 @@ class PanelsScreen(Screen[None]):
         # A key can arrive before on_mount has found the widgets; it acts on the source,
         # and the first frame draws the result.
         self._widgets_found = False
-        # The frame and loop time of the workers table's last timed redraw.
-        self._table_frame = -TABLE_EVERY
-        self._table_at = float("-inf")
+
+    @property
+    def fps(self) -> float:
+        return self.budget.fps
+
+    @property
+    def ui_seconds(self) -> float:
+        """Seconds the screen has taken from the loop in all: ticks and Textual's drawing."""
+        return self.budget.ui_seconds
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -281,7 +217,7 @@ class PanelsScreen(Screen[None]):
         # Building the screen (mounting, the first layout: 100 to 200 ms) took nothing from
         # this crawl, which had not started: its frames start with a full allowance, not
         # with that debt to pay back by skipping its first half second.
-        self._allowance, self._spent = ALLOWANCE_MAX, 0.0
+        self.budget.restart()
         if self._widgets_found:
             self._show_origin()
             # A frame now, not at the timer's next turn: the keys that apply are read from
@@ -327,68 +263,18 @@ class PanelsScreen(Screen[None]):
         if not self.app.is_running:
             return  # shutting down: the widgets are being taken off the screen
         loop = asyncio.get_running_loop()
-        interval = 1 / self.fps
         now = loop.time()
         late = now - self._frame_due
         self.frame_lags.append(late)
-        spent, self._spent = self._spent, 0.0
-        self._saturated = self._judge_load(now, late, self._crawl_busy(now, spent))
-        since, self._slot_at = (now - self._slot_at if self._slot_at else 0.0), now
-        # Kept on an idle loop too, where every frame is drawn whatever it says: a loop that
-        # is saturated only now and then must not find it full each time.
-        allowance = self._allowance + since * UI_SHARE - spent
-        self._allowance = max(-MAX_GAP * UI_SHARE, min(allowance, ALLOWANCE_MAX))
-        kind = self._frame_kind(now)
+        kind = self.budget.slot(now, late, time.process_time(), self.frames)
         if kind is None:
             self.frames_skipped += 1
         else:
             self._draw(kind)
-        due = self._frame_due + interval * (1 + int(late / interval))
-        self.frames_skipped += max(0, round((due - self._frame_due) / interval) - 1)
+        due, missed = next_slot(self._frame_due, late, 1 / self.fps)
+        self.frames_skipped += missed
         self._frame_due = due
         self._frame_handle = loop.call_at(due, self._frame)
-
-    def _frame_kind(self, now: float) -> FrameKind | None:
-        """What this frame slot draws, or None: nothing."""
-        since_table = now - self._table_at
-        kind: FrameKind
-        if not self._saturated:
-            table = self.frames - self._table_frame >= TABLE_EVERY and since_table >= TABLE_INTERVAL
-            kind = "table" if table else "light"
-        elif self._allowance < 0:
-            return None
-        elif since_table >= TABLE_MAX_GAP_BUSY or (
-            since_table >= TABLE_INTERVAL_BUSY
-            and self._allowance >= self._table_cost * TABLE_EARLY_COVER
-        ):
-            kind = "table"
-        else:
-            kind = "pulse"
-        if kind == "table":
-            self._table_frame, self._table_at = self.frames, now
-        return kind
-
-    def _judge_load(self, now: float, late: float, busy: float) -> bool:
-        """Whether the budget applies to this frame slot, which came `late` seconds after
-        its time with the crawl keeping the process `busy` (a share of a core)."""
-        if late > 1 / self.fps / 2 or busy >= BUSY_CPU:
-            # One such slot alone is the app's start or a collection, and holds nothing:
-            # it took the first second of every crawl, an idle one too, under the budget.
-            if now - self._busy_at <= SATURATION_HOLD:
-                self._saturated_until = now + SATURATION_HOLD
-            self._busy_at = now
-            return True
-        return now < self._saturated_until
-
-    def _crawl_busy(self, now: float, spent: float) -> float:
-        """The share of a core the process used since the last frame slot, the screen's
-        own time left out: how busy the crawl keeps it."""
-        cpu = time.process_time()
-        then, cpu_then = self._cpu_at
-        self._cpu_at = (now, cpu)
-        if not then or now <= then:
-            return 0.0
-        return (cpu - cpu_then - spent) / (now - then)
 
     def _tick(self, kind: FrameKind = "table") -> None:
         if not self.app.is_running:
@@ -399,9 +285,7 @@ class PanelsScreen(Screen[None]):
         self.frames += 1
         cost = time.perf_counter() - started
         self.frame_costs.append(cost)
-        self._spend(cost)
-        if kind == "table":
-            self._table_tick = cost
+        self.budget.ticked(kind, cost)
 
     def _draw(self, kind: FrameKind) -> None:
         """A frame, drawn here and now: its widgets' refreshes are held (see held.py) and
@@ -413,7 +297,7 @@ class PanelsScreen(Screen[None]):
         try:
             self._tick(kind)
         except Exception as error:  # the app's error, as one raised in a message handler
-            self.app._handle_exception(error)
+            report_error(self.app, error)
             return
         finally:
             for widget in self._repainting:
@@ -427,14 +311,9 @@ class PanelsScreen(Screen[None]):
         top, or Textual has other changes to draw, leave all of it to Textual."""
         if (
             not self.is_current
-            or self.app._batch_count
-            or self._layout_required
-            or self._scroll_required
-            or self._repaint_required
-            or self._recompose_required
-            or self._dirty_widgets
-            or self._panels._layout_required
-            or any(w._layout_required or w._scroll_required for w in held.regions)
+            or changes_pending(self)
+            or layout_pending(self._panels)
+            or any(layout_pending(w) or scroll_pending(w) for w in held.regions)
         ):
             for widget, regions in held.regions.items():
                 widget.release(regions)
@@ -445,9 +324,8 @@ class PanelsScreen(Screen[None]):
             widget.mark(regions)
         # A widget off screen (a panel the terminal has no room for) has nothing to draw;
         # passed to the compositor, it would have it rebuild its whole map.
-        visible = self._compositor.visible_widgets
-        self._compositor.update_widgets({w for w in held.regions if w in visible})
-        self._compositor_refresh()
+        visible = visible_widgets(self)
+        composite(self, {w for w in held.regions if w in visible})
 
     def _paint_status_alone(self, held: Held) -> bool:
         """Write a change of the status line alone (a pulse's) straight to the terminal,
@@ -457,7 +335,7 @@ class PanelsScreen(Screen[None]):
         status = self._status
         if len(held.regions) != 1 or status not in held.regions or self.app.is_inline:
             return False
-        visible = self._compositor.visible_widgets
+        visible = visible_widgets(self)
         if visible is not self._status_map:
             self._status_map = visible
             self._status_alone = region_alone(visible, status, self)
@@ -470,50 +348,12 @@ class PanelsScreen(Screen[None]):
         cut = whole if regions is None else Region.from_union(regions).intersection(whole)
         if cut:
             lines: list[Iterable[Strip]] = [[strip] for strip in status.render_lines(cut)]
-            self.app._display(self, LayoutUpdate(lines, cut.translate(at.offset)))
-        self._drawn(time.perf_counter() - started)
+            write_lines(self, lines, cut.translate(at.offset))
+        self.drawn(time.perf_counter() - started)
         return True
 
-    def _spend(self, seconds: float) -> None:
-        self.ui_seconds += seconds
-        self._spent += seconds
-
-    def _drawn(self, seconds: float) -> None:
-        """Textual drew the screen's changes (a refresh or a layout) in `seconds`."""
-        self._spend(seconds)
-        if self._table_tick is not None:
-            self._table_cost = self._table_tick + seconds
-            self._table_tick = None
-
-    # A frame's changes are drawn in these two methods of Screen, by _paint_now or by
-    # Textual's update timer: timed here so that the budget sees what a frame really costs
-    # the loop, its compositing and writing as well as its tick. They are private
-    # API (pyproject.toml keeps textual to one major release); were they renamed, the
-    # budget would count _tick alone. A layout pass composites too: counted once.
-    def _compositor_refresh(self) -> None:
-        if self._drawing:
-            super()._compositor_refresh()
-            return
-        self._drawing = True
-        started = time.perf_counter()
-        try:
-            super()._compositor_refresh()
-        finally:
-            self._drawing = False
-            self._drawn(time.perf_counter() - started)
-
-    def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
-        self.layouts += 1
-        if self._drawing:
-            super()._refresh_layout(size, scroll)
-            return
-        self._drawing = True
-        started = time.perf_counter()
-        try:
-            super()._refresh_layout(size, scroll)
-        finally:
-            self._drawing = False
-            self._drawn(time.perf_counter() - started)
+    def drawn(self, seconds: float) -> None:
+        self.budget.drawn(seconds)
 
     def advance(self) -> None:
         """Move the source on before a frame is drawn (a replay's clock)."""

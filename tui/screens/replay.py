@@ -10,9 +10,10 @@ from textual.binding import BindingType
 
 from crawlscope.engine.trace.replay import ReplayedCrawl
 
+from ..frame_budget import FRAMES_PER_SECOND
 from ..keys import COMMON, TRANSPORT, Key, bindings
 from ..widgets.replay_bar import ReplayBar, ReplayView
-from .panels import FRAMES_PER_SECOND, PanelsScreen
+from .panels import PanelsScreen
 
 REPLAY_SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from textual.geometry import Region
 from textual.widget import Widget
 
+from ..textual_private import mark_dirty
+
 
 class Held:
     """The regions each widget changed during one frame; None: all of the widget."""
@@ -51,7 +53,4 @@ class Repaints(Widget):
     def mark(self, regions: list[Region] | None) -> None:
         """Mark what was held for the screen's compositor, as refresh() does, without
         waking this widget's message queue."""
-        if regions is None:
-            self._set_dirty()
-        else:
-            self._set_dirty(*regions)
+        mark_dirty(self, regions)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from ..textual_private import FooterKey, grey_footer_key
 
 Shown = tuple[tuple[str, str, str, bool, bool], ...]
 
@@ -88,8 +89,7 @@ class KeysFooter(Footer):
         if not widgets or any(enabled is None for _w, enabled in widgets):
             return False  # not the keys recorded (none yet, or a rebuild on its way)
         for widget, enabled in widgets:
-            # _disabled is what FooterKey reads on a click (a bell, not the key).
-            widget._disabled = not enabled
+            grey_footer_key(widget, bool(enabled))
             widget.set_class(not enabled, "-disabled")
         self.greyings += 1
         return True

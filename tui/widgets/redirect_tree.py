@@ -31,6 +31,7 @@ from crawlscope.engine.redirects import Chain, ChainEnd
 from crawlscope.engine.text import printable
 
 from ..format import short_url
+from ..textual_private import set_scroll_range
 from .cursor_lines import CursorLines
 from .text_lines import base_style
 
@@ -313,7 +314,7 @@ class RedirectTree(CursorLines):
         # itself (show_vertical_scrollbar); a layout of the whole screen for every chain
         # that grew a hop held the crawl's loop for 13-115 ms.
         self.set_reactive(RedirectTree.virtual_size, size)
-        self._scroll_update(size)
+        set_scroll_range(self, size)
 
     def _refresh_changed(self, old: list[Line], old_cursor: int) -> None:
         top, width, new = self._top, self.size.width, self._lines
