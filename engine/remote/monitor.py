@@ -43,10 +43,9 @@ from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
 from ..observe import CrawlControls, ObservedCrawl
 from ..records import FetchRecord
+from ..redirects import MAX_CHAINS, MAX_HOPS
 from ..snapshot import Snapshot
 from .protocol import (
-    CHAIN_HOPS,
-    CHAIN_LIMIT,
     MAX_VIEW,
     PATH,
     TOKEN_PARAM,
@@ -573,7 +572,7 @@ class Monitor:
             self._chains_changed = False
             return
         self._chains_key = key
-        chains, count = self.observed.chain_preview(CHAIN_LIMIT, CHAIN_HOPS)
+        chains, count = self.observed.chain_preview(MAX_CHAINS, MAX_HOPS)
         self._chains = {
             "chains": [chain_to_plain(chain) for chain in chains],
             "chain_count": count,

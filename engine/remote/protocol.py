@@ -45,12 +45,6 @@ PATH = "/crawl"  # where a monitor listens for viewers
 TOKEN_PARAM = "token"
 VIEWER_PARAM = "viewer"  # optional: whom a relaying viewer watches for (serve: a browser)
 
-# What the redirect panel asks for (tui/widgets/redirect_tree.py): a monitor sends that
-# much, once, for every viewer.
-CHAIN_LIMIT = 300
-CHAIN_HOPS = 20
-
-
 MAX_VIEW = 1000  # worker ids a viewer may say it shows
 
 
