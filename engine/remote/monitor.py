@@ -41,6 +41,7 @@ from urllib.parse import quote, urlsplit
 
 from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
+from ..config_json import config_to_plain
 from ..observe import CrawlControls, ObservedCrawl
 from ..records import FetchRecord
 from ..redirects import MAX_CHAINS, MAX_HOPS
@@ -55,7 +56,6 @@ from .protocol import (
     record_to_plain,
     snapshot_to_plain,
 )
-from .protocol import config_to_plain as config_plain
 
 FRAMES_PER_SECOND = 15.0
 # What a viewer may have waiting for it, in this process and its kernel, before it is
@@ -658,7 +658,7 @@ class Monitor:
         hello = {
             "kind": "hello",
             "version": VERSION,
-            "config": config_plain(self.observed.config),
+            "config": config_to_plain(self.observed.config),
             "steer": viewer.steer and self.controls is not None,
             "you": viewer.address,
         }
