@@ -27,6 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+# What a screen shows of the chains (the redirect panel draws them, a monitor sends them
+# to its viewers, once for all): the first MAX_CHAINS chains, each cut to MAX_HOPS hops;
+# the rest are counted, and the report lists them all.
+MAX_CHAINS = 300
+MAX_HOPS = 20
+
 
 class ChainEnd(StrEnum):
     FETCHED = "fetched"  # the last URL answered (any status but a redirect)

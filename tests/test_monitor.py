@@ -17,7 +17,7 @@ import pytest
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.records import FetchRecord
-from crawlscope.engine.redirects import Chain
+from crawlscope.engine.redirects import MAX_CHAINS, MAX_HOPS, Chain
 from crawlscope.engine.remote.client import Link, RemoteControls, RemoteCrawl
 from crawlscope.engine.remote.monitor import (
     BURST,
@@ -27,7 +27,7 @@ from crawlscope.engine.remote.monitor import (
     listen,
     parse_address,
 )
-from crawlscope.engine.remote.protocol import CHAIN_HOPS, CHAIN_LIMIT, snapshot_to_plain
+from crawlscope.engine.remote.protocol import snapshot_to_plain
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase, Snapshot
 from crawlscope.tui.waiting import wait_until
@@ -69,7 +69,7 @@ def panels(crawl: Crawler | RemoteCrawl, snap: Snapshot) -> dict[str, Any]:
     return {
         "snapshot": snap,
         "recent": [r.to_dict() for r in list(crawl.recent_fetches())[-50:]],
-        "chains": crawl.chain_preview(CHAIN_LIMIT, CHAIN_HOPS),
+        "chains": crawl.chain_preview(MAX_CHAINS, MAX_HOPS),
     }
 
 

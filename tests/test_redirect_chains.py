@@ -11,7 +11,7 @@ import asyncio
 import io
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,9 @@ from tui_support import config, crawler_of, frames, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.redirects import Chain, ChainEnd, RedirectLog
+from crawlscope.engine.redirects import MAX_CHAINS, MAX_HOPS, Chain, ChainEnd, RedirectLog
+from crawlscope.engine.remote.client import RemoteCrawl
+from crawlscope.engine.remote.monitor import Monitor, listen
 from crawlscope.engine.report import chain_line, write_report
 from crawlscope.engine.sites.hostile import build_hostile_app
 from crawlscope.engine.sites.hostile_comb import COMB, TEETH, comb_url
@@ -29,7 +31,8 @@ from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
-from crawlscope.tui.widgets.redirect_tree import MAX_CHAINS, MAX_HOPS, RedirectTree
+from crawlscope.tui.waiting import wait_until
+from crawlscope.tui.widgets.redirect_tree import RedirectTree
 from helpers import Handler, assert_accounted, html
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
@@ -305,3 +308,27 @@ async def test_the_tree_shows_an_end_that_comes_after_the_last_hop(serve: Serve)
             assert chain is not None and (chain.end, chain.status) == (ChainEnd.FETCHED, 200)
     finally:
         answer.set()
+
+
+async def test_a_viewer_of_the_comb_gets_the_chains_the_panel_draws() -> None:
+    # The limits are said once (engine/redirects.py): what a monitor sends its viewers is
+    # what the redirect panel of the crawl's own screen shows, chain for chain.
+    async with hostile_site() as base:
+        crawler = Crawler(CrawlConfig(roots=(base + COMB,), max_tasks=10, per_host=0))
+        async with Monitor(crawler, crawler, listen("127.0.0.1", 0), fps=30.0) as monitor:
+            crawl = asyncio.create_task(crawler.crawl())
+            remote = RemoteCrawl(monitor.url)
+            reading = asyncio.create_task(remote.run())
+            try:
+                await crawl
+                drawn = crawler.chain_preview(MAX_CHAINS, MAX_HOPS)
+                assert len(drawn[0]) == MAX_CHAINS < drawn[1]
+                await wait_until(
+                    lambda: remote.chain_preview(MAX_CHAINS, MAX_HOPS) == drawn,
+                    "the viewer has the chains the panel draws",
+                    timeout=30.0,
+                )
+            finally:
+                reading.cancel()
+                with suppress(asyncio.CancelledError):
+                    await reading

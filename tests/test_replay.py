@@ -222,3 +222,45 @@ def test_a_bad_start_line_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(start) + "\n", encoding="utf-8")
     with pytest.raises(ReplayError, match=rf"^{path}:1: bad config: .*max_tasks"):
         ReplayedCrawl.load(path)
+
+
+# A recording's config is read by the one check a monitor's hello and a cluster entry
+# pass (engine/config_json.py): each field's type, not only what CrawlConfig refuses.
+BAD_CONFIGS = [
+    ("max_tasks", True, "bad config.max_tasks is not a whole number"),
+    ("connect_timeout", "10", "bad config.connect_timeout is not a number"),
+    ("roots", ["http://127.0.0.1:9/", 7], "bad config.roots[1] is not a string"),
+    ("obey_robots", 1, "bad config.obey_robots is not true or false"),
+    ("exclude", "x", "bad config.exclude is not a list"),
+    ("max_pages", 2**64, "bad config.max_pages is out of range"),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "message"), BAD_CONFIGS, ids=[c[0] for c in BAD_CONFIGS])
+def test_a_start_line_config_is_checked_field_by_field(
+    tmp_path: Path, name: str, value: object, message: str
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    start = json.loads(start_line(tmp_path))
+    start["config"][name] = value
+    path.write_text(json.dumps(start) + "\n" + GOOD_STATE + "\n", encoding="utf-8")
+    with pytest.raises(ReplayError) as caught:
+        ReplayedCrawl.load(path)
+    assert str(caught.value) == f"{path}:1: {message}"
+
+
+def test_a_recorded_config_replays_as_the_crawl_had_it_and_its_text_escaped(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "crawl.jsonl"
+    config = CrawlConfig(
+        roots=("http://127.0.0.1:9/",), max_tasks=3, exclude=("/private",), host_delay=0.5
+    )
+    Recorder(Crawler(config), path).close()
+    assert ReplayedCrawl.load(path).config == config
+    # A recording edited by hand (or not ours) cannot make a screen draw an escape.
+    start = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    start["config"]["user_agent"] = "bot\x1b[2J"
+    start["config"]["a_newer_field"] = 1  # from a newer recorder: passed over
+    path.write_text(json.dumps(start) + "\n", encoding="utf-8")
+    assert ReplayedCrawl.load(path).config.user_agent == "bot\\x1b[2J"

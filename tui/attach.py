@@ -14,11 +14,8 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import BindingType
 from textual.widget import Widget
 
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
@@ -26,12 +23,9 @@ from crawlscope.engine.remote.client import Link, RemoteControls, RemoteCrawl
 from crawlscope.engine.snapshot import Snapshot
 from crawlscope.engine.text import printable
 
-from .keys import COMMON, STEERING, Key, bindings
-from .screens.live import LiveScreen
 from .screens.panels import FRAMES_PER_SECOND
+from .watched_base import WatchedBase
 
-# Shown greyed in the footer of a view without the token: why the steering keys are off.
-READ_ONLY = Key("exclamation_mark", "read_only", "read-only", display="!")
 VIEWERS_NAMED = 6  # addresses named on the line; the rest are counted
 
 # Told at the first frame: what to draw, how to steer it (None: read-only), what it crawls.
@@ -148,11 +142,8 @@ class WatchBar(Widget):
         return line
 
 
-class WatchedScreen(LiveScreen):
+class WatchedScreen(WatchedBase):
     """The live screen with the watch line; `who_watches()` tells it what the line says."""
-
-    KEYS: ClassVar[tuple[Key, ...]] = (*STEERING, READ_ONLY, *COMMON)
-    BINDINGS: ClassVar[list[BindingType]] = bindings(STEERING, (READ_ONLY,), COMMON)
 
     def __init__(
         self,
@@ -161,24 +152,21 @@ class WatchedScreen(LiveScreen):
         fps: float = FRAMES_PER_SECOND,
         reproducible: bool = False,
     ) -> None:
-        super().__init__(fps=fps, reproducible=reproducible)
+        self._watch_bar = WatchBar(id="watch-bar")
+        super().__init__(self._watch_bar, fps=fps, reproducible=reproducible)
         self.who_watches = who_watches
         self._errors_seen = 0
 
-    def compose_bar(self) -> ComposeResult:
-        yield WatchBar(id="watch-bar")
+    def show_bar(self) -> None:
+        self._watch_bar.show(self.who_watches())
 
-    def on_mount(self) -> None:
-        self._watch_bar = self.query_one(WatchBar)
-        super().on_mount()
+    def read_only(self) -> bool:
+        return self.who_watches().read_only
 
     def redraw(self, table: bool = True, pulse: bool = False) -> None:
-        if not self._widgets_found:
-            return
-        view = self.who_watches()
-        self._watch_bar.show(view)
         super().redraw(table, pulse)
-        self._tell_refusals()
+        if self._widgets_found:
+            self._tell_refusals()
 
     def bindings_state(self, snap: Snapshot) -> tuple[object, ...]:
         view = self.who_watches()
@@ -195,13 +183,8 @@ class WatchedScreen(LiveScreen):
             self.notify(printable(error, 200), title="the monitor refused", markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "read_only":
-            return None if self.who_watches().read_only else False
         if action in ("pause_all", "pause_worker", "cancel_worker", "add_worker"):
             view = self.who_watches()
             if view.role == "attached" and view.link != Link.CONNECTED.value:
                 return None  # nothing to send it to
         return super().check_action(action, parameters)
-
-    def action_read_only(self) -> None:
-        """Greyed out: it only says why the steering keys are."""

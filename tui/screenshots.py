@@ -11,11 +11,10 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from textual.app import App
 from textual.pilot import Pilot
 
 from crawlscope.engine.config import CrawlConfig
@@ -31,36 +30,9 @@ from .cluster_screenshot import cluster_scene
 from .lecture.app import LectureApp
 from .lecture.stage_screen import StageScreen
 from .remote_screenshot import browser_scene
+from .screenshot_run import Steer, shoot_app, take_screenshot
 from .startup import LiveCrawl, Recording
 from .waiting import wait_until
-
-Steer = Callable[[Pilot[Any], CrawlScopeApp], Awaitable[None]]
-LectureSteer = Callable[[Pilot[Any]], Awaitable[None]]
-
-
-def take_screenshot(
-    app: CrawlScopeApp,
-    path: str | Path,
-    after: float,
-    size: tuple[int, int] = (120, 40),
-    steer: Steer | None = None,
-) -> Path:
-    """Run `app` headless at `size`, let it crawl `after` seconds, run `steer`, then save
-    an SVG of the screen to `path` and quit. Returns the path written."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-
-    async def pilot(p: Pilot[Any]) -> None:
-        await p.pause(after)
-        if steer is not None:
-            await steer(p, app)
-        await p.pause(0.3)  # a few frames, so the screen shows the last step
-        app.save_screenshot(filename=target.name, path=str(target.parent))
-        await app.action_quit()
-
-    app.run(headless=True, size=size, auto_pilot=pilot)
-    return target
-
 
 # ---- the README's scenes --------------------------------------------------------------
 
@@ -139,20 +111,6 @@ SCENES: dict[str, tuple[Callable[[], CrawlScopeApp], float, tuple[int, int], Ste
 
 
 # ---- the lecture's scenes: step mode and replay -------------------------------------
-
-
-def shoot_app(app: App[Any], target: Path, size: tuple[int, int], steer: LectureSteer) -> Path:
-    """Run `app` headless, let `steer` bring it to the scene, save an SVG, and close."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-
-    async def pilot(p: Pilot[Any]) -> None:
-        await steer(p)
-        await p.pause(0.3)
-        app.save_screenshot(filename=target.name, path=str(target.parent))
-        app.exit()
-
-    app.run(headless=True, size=size, auto_pilot=pilot)
-    return target
 
 
 def _lecture_config(roots: Sequence[str]) -> CrawlConfig:

@@ -28,16 +28,14 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from ..config import CrawlConfig
+from ..config_json import config_from_plain, config_to_plain
 from ..crawler import Crawler
+from ..plain import MOST_INT, BadMessage
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
 from ..remote.protocol import (
-    MOST_INT,
-    BadMessage,
     chain_from_plain,
     chain_to_plain,
-    config_from_plain,
-    config_to_plain,
     count_from_plain,
     record_from_plain,
     record_to_plain,

@@ -23,6 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 import aiohttp
 
 from ..config import CrawlConfig
+from ..config_json import config_from_plain
+from ..plain import BadMessage
 from ..records import FetchRecord
 from ..redirects import Chain
 from ..snapshot import OVER, Snapshot
@@ -32,9 +34,7 @@ from .protocol import (
     MAX_VIEW,
     TOKEN_PARAM,
     VERSION,
-    BadMessage,
     chain_from_plain,
-    config_from_plain,
     count_from_plain,
     record_from_plain,
     snapshot_from_plain,

@@ -41,12 +41,12 @@ from urllib.parse import quote, urlsplit
 
 from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
+from ..config_json import config_to_plain
 from ..observe import CrawlControls, ObservedCrawl
 from ..records import FetchRecord
+from ..redirects import MAX_CHAINS, MAX_HOPS
 from ..snapshot import Snapshot
 from .protocol import (
-    CHAIN_HOPS,
-    CHAIN_LIMIT,
     MAX_VIEW,
     PATH,
     TOKEN_PARAM,
@@ -56,7 +56,6 @@ from .protocol import (
     record_to_plain,
     snapshot_to_plain,
 )
-from .protocol import config_to_plain as config_plain
 
 FRAMES_PER_SECOND = 15.0
 # What a viewer may have waiting for it, in this process and its kernel, before it is
@@ -573,7 +572,7 @@ class Monitor:
             self._chains_changed = False
             return
         self._chains_key = key
-        chains, count = self.observed.chain_preview(CHAIN_LIMIT, CHAIN_HOPS)
+        chains, count = self.observed.chain_preview(MAX_CHAINS, MAX_HOPS)
         self._chains = {
             "chains": [chain_to_plain(chain) for chain in chains],
             "chain_count": count,
@@ -659,7 +658,7 @@ class Monitor:
         hello = {
             "kind": "hello",
             "version": VERSION,
-            "config": config_plain(self.observed.config),
+            "config": config_to_plain(self.observed.config),
             "steer": viewer.steer and self.controls is not None,
             "you": viewer.address,
         }

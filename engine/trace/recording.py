@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..config_json import config_to_plain
 from ..crawler import Crawler
 from ..records import FetchRecord, LineFile
 from ..workers import Worker
@@ -32,10 +32,8 @@ class Recorder:
         self._file = LineFile(path)
         self._t0: float | None = None
         self._last_phase = ""
-        config = asdict(crawler.config)
-        config.pop("compiled_exclude", None)
         self._write({"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),
-                     "config": config})  # fmt: skip
+                     "config": config_to_plain(crawler.config)})  # fmt: skip
         crawler.state_listeners.append(self.on_state)
         crawler.ledger.record_listeners.append(self.on_record)
 
@@ -45,7 +43,10 @@ class Recorder:
         return self._t0
 
     def _now(self) -> float:
-        return time.monotonic() - self._origin()
+        # The origin first: when this call sets it, a clock read before would be below it,
+        # and a line with a time below 0 makes the recording unloadable.
+        origin = self._origin()
+        return time.monotonic() - origin
 
     def _counts(self) -> dict[str, Any]:
         c = self.crawler

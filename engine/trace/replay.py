@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import CrawlConfig
+from ..config_json import config_from_plain
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd, RedirectLog
 from ..snapshot import Accounting, Phase, Snapshot
@@ -114,12 +114,9 @@ def load_events(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
 class ReplayedCrawl:
     def __init__(self, start: dict[str, Any], events: list[dict[str, Any]]) -> None:
         try:
-            raw = dict(start["config"])
-            raw["roots"] = tuple(raw["roots"])
-            raw["exclude"] = tuple(raw.get("exclude", ()))
-            self.config = CrawlConfig(**raw)
+            self.config = config_from_plain(start.get("config"))
             self._times = [float(e["t"]) for e in events]
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:  # BadMessage is a ValueError
             raise ReplayError(f"a recording with a broken line: {exc}") from None
         self.events = events
         self.started_at: float = float(start.get("wall", 0.0))

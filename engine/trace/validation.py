@@ -16,7 +16,9 @@ from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any, TypeGuard
 
-from ..config import ConfigError, CrawlConfig
+from ..config import CrawlConfig
+from ..config_json import config_from_plain
+from ..plain import BadMessage
 from ..records import FetchRecord
 from ..redirects import ChainEnd
 from ..snapshot import Phase
@@ -54,20 +56,10 @@ def check_start(event: Any) -> CrawlConfig:
     config = event.get("config")
     if not isinstance(config, dict):
         raise BadEvent("'config' is missing or not an object")
-    return _config(config)
-
-
-def _config(raw: dict[str, Any]) -> CrawlConfig:
-    raw = dict(raw)
-    roots, exclude = raw.get("roots"), raw.get("exclude", [])
-    for name, value in (("roots", roots), ("exclude", exclude)):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise BadEvent(f"config '{name}' is not a list of strings")
-    raw["roots"], raw["exclude"] = tuple(roots), tuple(exclude)  # type: ignore[arg-type]
     try:
-        return CrawlConfig(**raw)
-    except (ConfigError, TypeError, ValueError) as exc:
-        raise BadEvent(f"bad config: {printable(str(exc), 200)}") from None
+        return config_from_plain(config)
+    except BadMessage as exc:  # "config.roots[0] is not a string", "config: max_tasks must…"
+        raise BadEvent(f"bad {exc}") from None
 
 
 def check_event(event: Any, previous_t: float) -> float:

@@ -27,7 +27,7 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.strip import Strip
 
-from crawlscope.engine.redirects import Chain, ChainEnd
+from crawlscope.engine.redirects import MAX_CHAINS, MAX_HOPS, Chain, ChainEnd
 from crawlscope.engine.text import printable
 
 from ..format import short_url
@@ -35,10 +35,6 @@ from ..textual_private import set_scroll_range
 from .cursor_lines import CursorLines
 from .text_lines import base_style
 
-# More chains than this are summed up in one line; the report lists them all.
-MAX_CHAINS = 300
-# Hops drawn per chain: a longer one shows its first MAX_HOPS - 1, a count, and its last.
-MAX_HOPS = 20
 # Beyond this many chains, new ones arrive folded so the list stays scannable.
 EXPAND_UP_TO = 30
 
