@@ -412,11 +412,14 @@ class PanelsScreen(TimedScreen):
             self._recent.show(reversed(recent), recent[-1] if recent else None)
             # A chain's end also moves with no new hop: when its last URL is fetched.
             chains_version = (snap.redirect_version, finished + a.filtered + a.unfetched)
+            # Paced by the screen's clock, not the source's: a source that stops (a
+            # monitor gone, a replay paused) would leave its last change undrawn for good.
+            now = time.monotonic()
             if chains_version != self._chains_version and (
-                snap.t - self._chains_at >= CHAINS_EVERY or over
+                now - self._chains_at >= CHAINS_EVERY or over
             ):
                 self._chains_version = chains_version
-                self._chains_at = snap.t
+                self._chains_at = now
                 self._tree.show_from(source)
             if chains_version == self._chains_version:
                 self.whole_frame = self.frames
