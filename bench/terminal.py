@@ -169,9 +169,9 @@ def main() -> None:
     p.add_argument("--figures", type=Path, required=True, help="where to write the frame figures")
     args = p.parse_args()
 
+    from crawlscope.cli import build_parser
+    from crawlscope.cli.options import crawl_config
     from crawlscope.tui.app import CrawlScopeApp
-    from crawlscope.tui.cli import build_parser
-    from crawlscope.tui.options import crawl_config
     from crawlscope.tui.startup import LiveCrawl
 
     cli = build_parser().parse_args(["tui", args.url, *crawl_options(args.workers)])

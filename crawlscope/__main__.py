@@ -2,6 +2,6 @@
 
 import sys
 
-from crawlscope.tui.cli import main
+from crawlscope.cli import main
 
 sys.exit(main())

@@ -19,12 +19,30 @@ Each subpackage is one idea a reader can skip: `lecture` (the chapter's stages 1
 `trace` (record and replay), `sites` (the demo and hostile web sites).
 """
 
-from .config import ConfigError, CrawlConfig
-from .crawler import Crawler
-from .records import FetchRecord
-from .report import write_report
-from .snapshot import Accounting, Phase, Snapshot
-from .workers import WorkerState
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import ConfigError, CrawlConfig
+    from .crawler import Crawler
+    from .records import FetchRecord
+    from .report import write_report
+    from .snapshot import Accounting, Phase, Snapshot
+    from .workers import WorkerState
+
+# Each name is loaded on first use: importing one small module of the engine (a command
+# line reading a default from `config`) must not load aiohttp and BeautifulSoup with it.
+_HOMES = {
+    "Accounting": "snapshot",
+    "ConfigError": "config",
+    "CrawlConfig": "config",
+    "Crawler": "crawler",
+    "FetchRecord": "records",
+    "Phase": "snapshot",
+    "Snapshot": "snapshot",
+    "WorkerState": "workers",
+    "write_report": "report",
+}
 
 __all__ = [
     "Accounting",
@@ -37,3 +55,10 @@ __all__ = [
     "WorkerState",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{home}", __name__), name)

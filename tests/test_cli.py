@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from crawlscope.cli.headless import run_headless
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.records import FIELDS
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.tui.headless import run_headless
 from crawlscope.tui.heap import YOUNG_COLLECTION
 from helpers import demo_site_process, expected, run_cli
 

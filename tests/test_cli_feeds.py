@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from crawlscope.cli import build_parser, main
+from crawlscope.cli.options import byte_size, subcommands, with_scheme
 from crawlscope.engine.feeds import feed_format
 from crawlscope.engine.records import FIELDS
-from crawlscope.tui.cli import build_parser, main
-from crawlscope.tui.options import byte_size, subcommands, with_scheme
 from helpers import CLI, demo_site_process, run_cli
 
 NO_HANG = 60.0  # a guard against a hang on a loaded machine, never a speed target

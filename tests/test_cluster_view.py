@@ -11,11 +11,11 @@ import pytest
 from redis_support import RedisServer, crawl, finish, records, redis_server
 from tui_support import until
 
+from crawlscope.cli.attach import attach_source
 from crawlscope.engine.cluster.observe import ID_STRIDE
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached, cluster_lines
-from crawlscope.tui.remote_cli import attach_source
 from crawlscope.tui.serve import _ClusterPages
 from helpers import demo_site_process
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from crawlscope.tui.cli import build_parser, main
-from crawlscope.tui.options import (
+from crawlscope.cli import build_parser, main
+from crawlscope.cli.options import (
     ConfigFileError,
     config_keys,
     parse_command_line,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from crawlscope.tui.cli import build_parser
-from crawlscope.tui.options import subcommands
+from crawlscope.cli import build_parser
+from crawlscope.cli.options import subcommands
 from helpers import run_cli
 
 COMMANDS = sorted(subcommands(build_parser()))

@@ -13,6 +13,8 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 
+from crawlscope.cli.headless import progress_line
+from crawlscope.cli.options import add_crawl_options, crawl_config
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.politeness import ROBOTS_MAX_BYTES, CrawlDelay, robots_text
@@ -26,8 +28,6 @@ from crawlscope.engine.sites.hostile_robots import (
     RobotsOrigin,
     build_origin_app,
 )
-from crawlscope.tui.headless import progress_line
-from crawlscope.tui.options import add_crawl_options, crawl_config
 from helpers import CLI, Handler, assert_accounted, html, path, run_crawl
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]

@@ -24,9 +24,9 @@ import pytest
 from hostile_peers import chain_plain, record_plain, snapshot_plain
 from redis_support import RedisServer, redis_server  # noqa: F401  (a fixture)
 
+from crawlscope.cli.attach import attach_source
 from crawlscope.engine.cluster.redis_frontier import key_prefix
 from crawlscope.engine.remote.client import RemoteCrawl
-from crawlscope.tui.remote_cli import attach_source
 from crawlscope.tui.waiting import wait_until
 from helpers import CLI
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crawlscope.tui.cli import NO_TERMINAL
+from crawlscope.cli import NO_TERMINAL
 
 CLI = [sys.executable, "-m", "crawlscope.tui"]
 

@@ -197,7 +197,7 @@ def test_a_bad_line_is_one_line_naming_it_and_exit_2(
 # The real command in a real terminal (a pty), with a bug injected into the app's frame.
 CRASHING_APP = """
 import sys
-from crawlscope.tui import cli
+from crawlscope import cli
 from crawlscope.tui.screens.panels import PanelsScreen
 
 def crash(self, *_args):

@@ -17,13 +17,10 @@ from crawlscope.engine.feeds import FeedWriter
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
 from crawlscope.engine.remote.monitor import DEFAULT_LIMITS, Monitor, ViewerLimits
 from crawlscope.engine.report import unreachable_roots, write_report
-from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.sites.demo import DemoServer
+from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE, DemoConfig
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
-
-# The demo site when the TUI opens on it: slow enough that a person sees states change,
-# big enough that the crawl lasts a while.
-DEMO_FOR_THE_EYE = DemoConfig(pages=1000, latency=0.1, jitter=0.2)
 
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
 # Told once the crawl is built: what to draw, how to steer it, and the demo site's URL

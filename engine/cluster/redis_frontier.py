@@ -42,12 +42,11 @@ from ..snapshot import Accounting
 from ..text import printable
 from ..urls import normalize
 from . import scripts
+from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from .problems import RedisProblem, permanent, what_went_wrong
 
-DEFAULT_LEASE = 30.0  # seconds a lease lasts unless renewed
 IDLE_POLL = 0.05  # seconds between looks at the queue when other processes may add work
 RETRY_MIN, RETRY_MAX = 0.1, 2.0  # backoff while Redis cannot be reached
-DEFAULT_PATIENCE = 30.0  # seconds an unreachable Redis is waited for before the crawl stops
 
 
 def key_prefix(crawl_id: str) -> str:

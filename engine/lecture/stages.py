@@ -18,12 +18,11 @@ from ..config import CrawlConfig
 from ..crawler import Crawler
 from ..ledger import RecordListener
 from ..report import Crawl
+from .names import ENGINES
 from .stage_callbacks import CallbackCrawler, StepHook
 from .stage_generators import GeneratorCrawler
 
 __all__ = ["ENGINES", "create", "run_blocking"]
-
-ENGINES = ("callbacks", "generators", "asyncio")
 
 
 def create(

@@ -21,11 +21,11 @@ import struct
 import zlib
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from types import TracebackType
 
 from aiohttp import web
 
+from .demo_config import DemoConfig
 from .hostile import add_hostile_routes
 from .hostile_robots import origin_lines
 
@@ -39,34 +39,6 @@ __all__ = [
     "expected_outcomes",
     "serve_forever",
 ]
-
-
-@dataclass(frozen=True)
-class DemoConfig:
-    """Shape of the demo site. Equal configs always produce the same site."""
-
-    pages: int = 60  # number of /page/N pages (N = 0..pages-1)
-    links_per_page: int = 6
-    latency: float = 0.0  # seconds added before each response
-    jitter: float = 0.0  # extra uniform random 0..jitter seconds per response (seeded RNG)
-    error_rate: float = 0.0  # fraction of /page/N pages answering 500 (never page 0)
-    seed: int = 1
-    flaky_failures: int = 2  # how many times /flaky drops the connection before it answers
-    hostile: bool = False  # also serve engine/hostile_site.py's cases under /hostile/
-
-    def __post_init__(self) -> None:
-        # Fail at construction, where the bad value is visible, rather than with an
-        # obscure error from the graph builder or a negative sleep later.
-        if self.pages < 1:
-            raise ValueError(f"pages must be at least 1, not {self.pages}")
-        if self.links_per_page < 0:
-            raise ValueError(f"links_per_page must be >= 0, not {self.links_per_page}")
-        if self.latency < 0 or self.jitter < 0:
-            raise ValueError("latency and jitter must be >= 0")
-        if not 0.0 <= self.error_rate <= 1.0:
-            raise ValueError(f"error_rate must be within [0, 1], not {self.error_rate}")
-        if self.flaky_failures < 0:
-            raise ValueError(f"flaky_failures must be >= 0, not {self.flaky_failures}")
 
 
 # --------------------------------------------------------------------------------------
@@ -426,7 +398,7 @@ def _not_found(path: str) -> web.Response:
     return _error_response(404, path)
 
 
-def build_demo_app(config: DemoConfig = DemoConfig()) -> web.Application:
+def build_demo_app(config: DemoConfig = DemoConfig()) -> web.Application:  # noqa: B008 (frozen)
     """Build the demo site's application; the link graph is computed here, once."""
     site = _Site(config)
     app = web.Application(middlewares=[site.observe])
@@ -555,7 +527,7 @@ class DemoServer:
 
     def __init__(
         self,
-        config: DemoConfig = DemoConfig(),
+        config: DemoConfig = DemoConfig(),  # noqa: B008 (a frozen dataclass)
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:

@@ -1,36 +1,20 @@
-"""The command line of watching from elsewhere: `--monitor` on crawl and tui, and the
-`attach` command. (`serve` is in serve.py.)"""
+"""`crawlscope attach`: watch a crawl running elsewhere, through its monitor's URL or a
+cluster's Redis; and how a secret reaches it without a command line."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import re
-import secrets
-import socket
 import sys
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from crawlscope.engine.cluster.lookup import why_not_attach
-from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.remote.monitor import (
-    DEFAULT_LIMITS,
-    Monitor,
-    ViewerLimits,
-    listen,
-    parse_address,
-    socket_url,
-)
-from crawlscope.engine.remote.protocol import TOKEN_PARAM
 from crawlscope.engine.text import PASSWORD_MASK, mask_userinfo, printable
 
-from .app import CrawlScopeApp
-from .attach import Attached
-from .cluster_view import ClusterAttached
+if TYPE_CHECKING:
+    from crawlscope.tui.attach import Attached
+    from crawlscope.tui.cluster_view import ClusterAttached
 
 # Where `attach` finds a secret that is not in its URL: a command line is readable by
 # every user of the machine (/proc/PID/cmdline), the environment and a private file are not.
@@ -38,17 +22,7 @@ TOKEN_ENV = "CRAWLSCOPE_TOKEN"
 REDIS_PASSWORD_ENV = "CRAWLSCOPE_REDIS_PASSWORD"
 
 
-def add_monitor_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--monitor",
-        metavar="[HOST:]PORT",
-        help="serve the crawl to `crawlscope attach` over a WebSocket on HOST (default "
-        "127.0.0.1) and PORT (0: any free one); the `monitor:` line on stderr gives the "
-        "URL that can steer, and the same URL without ?token= watches only",
-    )
-
-
-def add_attach_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     attach = sub.add_parser(
         "attach",
         help="watch a crawl running elsewhere, through the URL its --monitor printed, "
@@ -76,49 +50,11 @@ def add_attach_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )  # fmt: skip
 
 
-@dataclass
-class MonitorPlace:
-    """Where a monitor will listen, bound before anything starts, and its token."""
+def main(args: argparse.Namespace) -> int:
+    from crawlscope.engine.cluster.lookup import why_not_attach
+    from crawlscope.tui.app import CrawlScopeApp
+    from crawlscope.tui.cluster_view import ClusterAttached
 
-    sock: socket.socket
-    token: str
-
-    @property
-    def url(self) -> str:
-        return socket_url(self.sock, self.token)
-
-
-def bind_monitor(address: str | None) -> MonitorPlace | None:
-    """The socket `--monitor` asks for, or None without it; ValueError or OSError with a
-    message for the user when it cannot be had."""
-    if address is None:
-        return None
-    host, port = parse_address(address)
-    try:
-        sock = listen(host, port)
-    except OSError as exc:
-        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    return MonitorPlace(sock, secrets.token_urlsafe(18))
-
-
-def announce(place: MonitorPlace, err: TextIO = sys.stderr) -> None:
-    print(f"monitor: {place.url}", file=err, flush=True)
-
-
-@contextlib.asynccontextmanager
-async def monitoring(
-    crawler: Crawler, place: MonitorPlace | None, limits: ViewerLimits = DEFAULT_LIMITS
-) -> AsyncIterator[None]:
-    """Serve `crawler` for as long as the block runs (nothing when `place` is None)."""
-    if place is None:
-        yield
-        return
-    async with Monitor(crawler, crawler, place.sock, token=place.token, limits=limits):
-        announce(place)
-        yield
-
-
-def run_attach(args: argparse.Namespace) -> int:
     try:
         source = attach_source(args.url, args.crawl_id, args.read_only, args.secret_file)
     except ValueError as exc:
@@ -142,7 +78,6 @@ def run_attach(args: argparse.Namespace) -> int:
 
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-_TOKEN_VALUE = re.compile(rf"([?&]{TOKEN_PARAM}=)[^&#]*")  # never echoed, even in an error
 
 
 def attach_source(
@@ -151,6 +86,9 @@ def attach_source(
     """What `attach URL` opens; ValueError with the user's one-line message. A secret
     not in the URL comes from `secret_file`, else the environment, and is put into the
     URL here, in memory only."""
+    from crawlscope.tui.attach import Attached
+    from crawlscope.tui.cluster_view import ClusterAttached
+
     if url.startswith(REDIS_SCHEMES):
         if not crawl_id:
             raise ValueError("a Redis URL needs --crawl-id NAME: which crawl to watch")
@@ -159,7 +97,10 @@ def attach_source(
             url = with_password(url, password)
         return ClusterAttached(url, crawl_id, read_only)
     if not url.startswith(("ws://", "wss://")):
-        shown = printable(mask_userinfo(_TOKEN_VALUE.sub(r"\1" + PASSWORD_MASK, url)))
+        from crawlscope.engine.remote.protocol import TOKEN_PARAM
+
+        token_value = re.compile(rf"([?&]{TOKEN_PARAM}=)[^&#]*")  # never echoed, even in an error
+        shown = printable(mask_userinfo(token_value.sub(r"\1" + PASSWORD_MASK, url)))
         raise ValueError(f"not a monitor URL (ws://...) nor a Redis URL (redis://...): {shown}")
     if crawl_id is not None:
         raise ValueError("--crawl-id and a password go with a Redis URL, not a monitor URL")
@@ -187,6 +128,8 @@ def read_secret(path: str | None, env: str) -> str | None:
 def with_token(url: str, token: str | None) -> str:
     """`url` with the control token `token` (None: with none), unless `url` names one
     already and `token` is not None: the URL the user typed wins."""
+    from crawlscope.engine.remote.protocol import TOKEN_PARAM
+
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
     if token is not None and any(name == TOKEN_PARAM for name, _ in query):

@@ -27,12 +27,10 @@ from crawlscope.engine.report import (
 )
 from crawlscope.engine.text import printable
 from crawlscope.engine.trace.recording import Recorder
+from crawlscope.tui.heap import settled_heap
 
-from .heap import settled_heap
+from .common import EXIT_CLOSED_PIPE
 
-# The exit status of a process that SIGPIPE ended (128 + 13), as a shell reports it: what
-# Unix tools give when the reader of their output goes away (`| head`).
-EXIT_CLOSED_PIPE = 141
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 

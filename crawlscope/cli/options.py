@@ -1,4 +1,4 @@
-"""Command-line options shared by `crawl` and `tui`, and their translation to configs."""
+"""Command-line options shared by the commands, and their translation to configs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, NoReturn, TextIO
 
 from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
 from crawlscope.engine.feeds import FORMATS
-from crawlscope.engine.remote.monitor import (
+from crawlscope.engine.remote.limits import (
     HANDSHAKE_SECONDS,
     MAX_BEHIND_BYTES,
     MAX_BEHIND_SECONDS,
@@ -21,7 +21,7 @@ from crawlscope.engine.remote.monitor import (
     ViewerLimits,
     origin_of,
 )
-from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.engine.sites.demo_config import DemoConfig
 from crawlscope.engine.text import printable
 
 
@@ -201,6 +201,24 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
       "and limits as pages")  # fmt: skip
     p("--report", metavar="FILE",
       help="write the whole report to FILE; print only its totals and where it went")  # fmt: skip
+
+
+def add_record_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write the crawl's event trace (every state change) to FILE as JSON Lines, "
+        "for `crawlscope replay FILE`; the asyncio engine only",
+    )
+
+
+def add_state_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    parser.add_argument(
+        "--state", metavar="FILE",
+        help="keep the crawl's frontier in this SQLite file: run the same command after a "
+        "crash or a kill and it goes on where it was (nothing done is fetched again); "
+        "one process at a time",
+    )  # fmt: skip
 
 
 def add_demo_options(

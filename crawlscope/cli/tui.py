@@ -1,0 +1,250 @@
+"""`crawlscope tui`: a crawl watched live, or a lecture engine's stage screen. Textual is
+imported only once the screen is about to open."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from crawlscope.engine.config import ConfigError
+from crawlscope.engine.lecture.names import ENGINES
+from crawlscope.engine.records import STDOUT
+from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
+from crawlscope.engine.text import printable
+
+from .common import app_status, fail, has_terminal, open_report, summarise
+from .monitor import MonitorPlace, add_monitor_option, announce, bind_monitor
+from .options import (
+    add_crawl_options,
+    add_demo_options,
+    add_record_option,
+    add_state_option,
+    add_viewer_options,
+    crawl_config,
+    demo_config,
+    seconds,
+    viewer_limits,
+)
+
+# The TUI's screen refreshes a second, unless --fps says otherwise.
+FRAMES_PER_SECOND = 15.0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    tui = sub.add_parser(
+        "tui",
+        help="watch a crawl of ROOT... live (no ROOT: the built-in demo site)",
+        description="The live TUI. With no ROOT it crawls the built-in demo site, served "
+        "in-process; the demo options tune that site. When you quit, the report's totals "
+        "are printed (--report FILE keeps the whole report).",
+    )
+    add_tui_arguments(tui)
+    add_monitor_option(tui)
+    add_viewer_options(tui)
+    tui.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="asyncio",
+        help="callbacks or generators: the lecture screen for that stage, in step mode "
+        "(n runs one loop callback, p runs freely); asyncio (default): the live TUI, "
+        "whose step mode is slow motion (s)",
+    )
+    tui.add_argument(
+        "--running",
+        action="store_true",
+        help="with a lecture engine: start running instead of frozen in step mode",
+    )
+
+
+def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("roots", nargs="*", metavar="ROOT", help="URL to start from")
+    add_crawl_options(parser)
+    add_record_option(parser)
+    add_state_option(parser)
+    demo = parser.add_argument_group("the demo site (when no ROOT is given)")
+    # The demo site a person watches is bigger and slower than the one benchmarks hammer.
+    add_demo_options(demo, defaults=DEMO_FOR_THE_EYE)
+    ui = parser.add_argument_group("the screen")
+    ui.add_argument("--paused", action="store_true", help="start with the crawl paused")
+    ui.add_argument(
+        "--slowmo",
+        type=seconds,
+        default=0.0,
+        metavar="S",
+        help="linger S seconds at each state change (the s key cycles 0, 0.25, 0.5, 1)",
+    )
+    ui.add_argument(
+        "--fps",
+        type=_fps,
+        default=FRAMES_PER_SECOND,
+        metavar="N",
+        help=f"screen refreshes a second, 1 to 30 (default {FRAMES_PER_SECOND:g}); "
+        "fewer leave more of the loop to the crawl",
+    )
+    ui.add_argument(
+        "--screenshot",
+        metavar="PATH",
+        help="no terminal: run headless, save an SVG screenshot to PATH, and quit",
+    )
+    ui.add_argument(
+        "--screenshot-after",
+        type=seconds,
+        default=3.0,
+        metavar="S",
+        help="seconds of crawling before the screenshot (default 3)",
+    )
+    ui.add_argument(
+        "--size",
+        type=_size,
+        default=(120, 40),
+        metavar="WxH",
+        help="terminal size for --screenshot (default 120x40)",
+    )
+
+
+def _fps(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= 30:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 30, not {text}")
+    return value
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size like 120x40: {text!r}") from None
+    if width < 20 or height < 8:
+        raise argparse.ArgumentTypeError(f"too small: {text}")
+    return width, height
+
+
+def main(args: argparse.Namespace) -> int:
+    """Open the TUI; after it closes, print the report (unless it only took a screenshot)."""
+    if args.engine != "asyncio":
+        return _stage(args)
+    from crawlscope.engine.cluster.sqlite_state import StateError, check_state_file
+    from crawlscope.engine.feeds import check_formats, open_feed
+
+    try:
+        # Checked here, so a bad option is a one-line error before the screen opens.
+        crawl_config(args, args.roots or ["http://127.0.0.1/"])
+        demo = demo_config(args)
+    except (ConfigError, ValueError) as exc:
+        return fail(str(exc))
+    if args.state:
+        try:
+            check_state_file(args.state)
+        except StateError as exc:
+            return fail(str(exc))
+    if STDOUT in args.output:
+        return fail("-o - would write over the TUI's screen: give a file name")
+    try:
+        check_formats(args.output, args.feed_format)
+        feeds = [open_feed(path, args.feed_format) for path in args.output]
+    except (ValueError, OSError) as exc:
+        return fail(f"--output: {exc}")
+    place: MonitorPlace | None = None
+    if args.monitor and not args.screenshot:
+        try:
+            place = bind_monitor(args.monitor)
+        except (ValueError, OSError) as exc:
+            return fail(f"--monitor: {exc}")
+    from crawlscope.tui.app import CrawlScopeApp
+    from crawlscope.tui.screenshots import take_screenshot
+    from crawlscope.tui.startup import LiveCrawl
+
+    live = LiveCrawl(
+        tuple(args.roots),
+        make_config=lambda roots: crawl_config(args, list(roots)),
+        demo=demo,
+        paused=args.paused,
+        slowmo=args.slowmo,
+        record=args.record,
+        state=args.state,
+        feeds=feeds,
+        monitor_socket=place.sock if place else None,
+        monitor_token=place.token if place else None,
+        monitor_limits=viewer_limits(args),
+    )
+    app = CrawlScopeApp(live, fps=args.fps)
+    if args.screenshot:
+        try:
+            saved = take_screenshot(app, args.screenshot, args.screenshot_after, args.size)
+        except OSError as exc:
+            return fail(f"cannot write the screenshot: {exc}")
+        print(f"crawlscope: screenshot saved to {saved}", file=sys.stderr)
+        return 0
+    if not has_terminal():
+        return fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
+    try:
+        report_file = open_report(args.report)
+    except OSError as exc:
+        return fail(f"cannot write the report: {exc}")
+    if place is not None:
+        announce(place)  # before the screen takes the terminal, so it stays readable
+    result = app.run()
+    summarise(live.crawler, report_file, sys.stdout)
+    if app.crawl_error:
+        print(f"crawlscope: the crawl failed: {app.crawl_error}", file=sys.stderr)
+        return 1
+    for root, why in app.unreachable:  # as `crawlscope crawl` says it
+        print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=sys.stderr)
+    return app_status(app, result)
+
+
+def _stage(args: argparse.Namespace) -> int:
+    """A lecture engine's screen (`tui --engine callbacks|generators`)."""
+    if args.record:
+        return fail("--record needs the asyncio engine (the lecture engines cannot record)")
+    try:
+        crawl_config(args, args.roots or ["http://127.0.0.1/"])
+        demo = demo_config(args)
+    except (ConfigError, ValueError) as exc:
+        return fail(str(exc))
+    if not args.screenshot and not has_terminal():
+        return fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
+    try:
+        report_file = None if args.screenshot else open_report(args.report)
+    except OSError as exc:
+        return fail(f"cannot write the report: {exc}")
+    from crawlscope.tui.lecture.app import LECTURE_DEMO, LectureApp
+    from crawlscope.tui.screenshots import shoot_app
+
+    from . import build_parser
+
+    # The demo options' defaults are the live TUI's big slow site; a lecture stage keeps
+    # its own small one unless the user tuned it.
+    defaults = demo_config(build_parser().parse_args(["tui"]))
+    app = LectureApp(
+        [args.engine],
+        args.roots,
+        make_config=lambda roots: crawl_config(args, list(roots)),
+        demo=LECTURE_DEMO if demo == defaults else demo,
+        stepping=not (args.running or args.screenshot),
+    )
+    if args.screenshot:
+        # Running, not frozen: a screenshot after S seconds should show S seconds of crawl.
+        try:
+            saved = shoot_app(
+                app, Path(args.screenshot), args.size, lambda p: p.pause(args.screenshot_after)
+            )
+        except OSError as exc:
+            return fail(f"cannot write the screenshot: {exc}")
+        print(f"crawlscope: screenshot saved to {saved}", file=sys.stderr)
+        return 0
+    app.run()
+    if app.error:
+        print(f"crawlscope: {app.error}", file=sys.stderr)
+        return 1
+    stage = app.last_stage
+    # As the live TUI does: the crawl as far as it went.
+    summarise(stage.crawler if stage is not None else None, report_file, sys.stdout)
+    if stage is not None and stage.error:
+        print(f"crawlscope: the crawl failed: {stage.error}", file=sys.stderr)
+        return 1
+    return app_status(app)
