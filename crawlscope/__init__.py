@@ -1,7 +1,8 @@
 """crawlscope: an asyncio web crawler you can watch think.
 
-The code lives in crawlscope.engine (the folder engine/) and crawlscope.tui (tui/).
-`python -m crawlscope` is the `crawlscope` command.
+The code lives in crawlscope.engine (the folder engine/), crawlscope.tui (tui/) and the
+command line, crawlscope.cli (here, in cli/). `python -m crawlscope` is the `crawlscope`
+command.
 """
 
 from pkgutil import extend_path
