@@ -1,4 +1,5 @@
-"""The engine never imports the UI: importing all of it pulls in neither textual nor rich."""
+"""The engine never imports the UI: importing all of it pulls in neither textual nor rich.
+The command line imports it only in the commands that draw, when they do."""
 
 from __future__ import annotations
 
@@ -30,6 +31,28 @@ def test_importing_the_whole_engine_imports_no_ui() -> None:
             *(f"importlib.import_module({name!r})" for name in engine_modules()),
             "ui = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))",
             "print(ui)",
+        ]
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_command_line_imports_the_screen_only_to_draw() -> None:
+    # Every module of crawlscope.cli, imported: Textual, Rich and textual-serve come only
+    # inside the functions of the commands that draw, never with a module.
+    import crawlscope.cli
+
+    prefix = crawlscope.cli.__name__ + "."
+    modules = [info.name for info in pkgutil.walk_packages(crawlscope.cli.__path__, prefix)]
+    assert f"{prefix}crawl" in modules and f"{prefix}headless" in modules
+    script = "\n".join(
+        [
+            "import importlib, sys",
+            *(f"importlib.import_module({name!r})" for name in modules),
+            "ui = ('textual', 'rich', 'textual_serve')",
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ui))",
         ]
     )
     result = subprocess.run(
