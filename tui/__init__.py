@@ -1,1 +1,2 @@
-"""The Textual app and the command line."""
+"""The Textual app: what it opens on, its screens and widgets (the command line that
+starts it is crawlscope.cli)."""
