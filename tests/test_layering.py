@@ -23,20 +23,25 @@ def test_the_walk_reaches_every_subpackage() -> None:
         assert f"crawlscope.engine.{name}" in modules
 
 
-def test_importing_the_whole_engine_imports_no_ui() -> None:
-    # A fresh interpreter: this test process has imported textual already.
+def ui_after_importing(modules: list[str]) -> list[str]:
+    """The UI modules a fresh interpreter holds after importing `modules` (this test
+    process has imported textual already)."""
     script = "\n".join(
         [
             "import importlib, sys",
-            *(f"importlib.import_module({name!r})" for name in engine_modules()),
-            "ui = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))",
-            "print(ui)",
+            *(f"importlib.import_module({name!r})" for name in modules),
+            "ui = ('textual', 'rich', 'textual_serve')",
+            "print('\\n'.join(sorted(m for m in sys.modules if m.split('.')[0] in ui)))",
         ]
     )
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
-    assert result.stdout.strip() == "[]"
+    return result.stdout.split()
+
+
+def test_importing_the_whole_engine_imports_no_ui() -> None:
+    assert ui_after_importing(engine_modules()) == []
 
 
 def test_the_command_line_imports_the_screen_only_to_draw() -> None:
@@ -47,15 +52,4 @@ def test_the_command_line_imports_the_screen_only_to_draw() -> None:
     prefix = crawlscope.cli.__name__ + "."
     modules = [info.name for info in pkgutil.walk_packages(crawlscope.cli.__path__, prefix)]
     assert f"{prefix}crawl" in modules and f"{prefix}headless" in modules
-    script = "\n".join(
-        [
-            "import importlib, sys",
-            *(f"importlib.import_module({name!r})" for name in modules),
-            "ui = ('textual', 'rich', 'textual_serve')",
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ui))",
-        ]
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert ui_after_importing(modules) == []

@@ -5,7 +5,6 @@ a fresh interpreter with -X importtime, which names every module it imports."""
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -79,12 +78,3 @@ async def test_a_headless_crawl_imports_no_ui(
     assert fetched.is_set()  # the crawl ran: the check spans its start and its first fetch
     assert "aiohttp" in imported(err)
     assert ui_modules(err) == []
-
-
-def test_the_fps_default_the_parser_states_is_the_screens_own() -> None:
-    # The parser states it without importing the screen, so it keeps a copy: the same one.
-    from crawlscope.cli import build_parser
-    from crawlscope.tui.app import CrawlScopeApp
-
-    screen_default = inspect.signature(CrawlScopeApp).parameters["fps"].default
-    assert build_parser().parse_args(["tui"]).fps == screen_default

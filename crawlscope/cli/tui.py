@@ -12,6 +12,7 @@ from crawlscope.engine.lecture.names import ENGINES
 from crawlscope.engine.records import STDOUT
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
 from crawlscope.engine.text import printable
+from crawlscope.tui.frame_budget import FRAMES_PER_SECOND
 
 from .common import app_status, fail, has_terminal, open_report, summarise
 from .monitor import MonitorPlace, add_monitor_option, announce, bind_monitor
@@ -26,9 +27,6 @@ from .options import (
     seconds,
     viewer_limits,
 )
-
-# The TUI's screen refreshes a second, unless --fps says otherwise.
-FRAMES_PER_SECOND = 15.0
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -155,7 +153,7 @@ def main(args: argparse.Namespace) -> int:
         except (ValueError, OSError) as exc:
             return fail(f"--monitor: {exc}")
     from crawlscope.tui.app import CrawlScopeApp
-    from crawlscope.tui.screenshots import take_screenshot
+    from crawlscope.tui.screenshot_run import take_screenshot
     from crawlscope.tui.startup import LiveCrawl
 
     live = LiveCrawl(
@@ -213,7 +211,7 @@ def _stage(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail(f"cannot write the report: {exc}")
     from crawlscope.tui.lecture.app import LECTURE_DEMO, LectureApp
-    from crawlscope.tui.screenshots import shoot_app
+    from crawlscope.tui.screenshot_run import shoot_app
 
     from . import build_parser
 
