@@ -36,11 +36,12 @@ class WatchedBase(LiveScreen):
         self.bar = bar
 
     def show_bar(self) -> None:
-        """Tell the bar what it says now."""
-        raise NotImplementedError
+        """Tell the bar what it says now; a screen whose bar changes says how."""
 
     def read_only(self) -> bool:
-        raise NotImplementedError
+        """Whether the steering keys are off: here, when nothing can steer; a screen that
+        knows better (a monitor's view before its first frame) says so."""
+        return self.controls is None
 
     def compose_bar(self) -> ComposeResult:
         yield self.bar
