@@ -258,16 +258,7 @@ async def _serve_cluster(args: argparse.Namespace, sock: Any) -> None:
     with contextlib.ExitStack() as files:
         password_file = None if password is None else files.enter_context(secret_file(password))
         pages = await cluster_web_app(host, port, redis_url, args.crawl_id, key, password_file)
-        runner = web.AppRunner(pages, handle_signals=False)
-        await runner.setup()
-        await web.SockSite(runner, sock).start()
-        where = f"http://{host}:{port}"
-        print(f"serving: {where}/", flush=True)
-        print(f"lecturer: {where}/lecturer/{key}/", flush=True)
-        try:
-            await stop.wait()
-        finally:
-            await runner.cleanup()
+        await _pages_until(stop, pages, sock, f"http://{host}:{port}", key)
 
 
 async def _serve(
@@ -287,17 +278,30 @@ async def _serve(
         key = secrets.token_urlsafe(12)
         token_file = stack.enter_context(secret_file(monitor.token))
         app = await web_app(host, port, monitor, key, token_file)
-        runner = web.AppRunner(app, handle_signals=False)
-        await runner.setup()
-        await web.SockSite(runner, sock).start()
-        where = f"http://{host}:{port}"
-        print(f"serving: {where}/", flush=True)
-        print(f"lecturer: {where}/lecturer/{key}/", flush=True)
-        print(f"monitor: {monitor.url}", file=sys.stderr, flush=True)
-        try:
-            await stop.wait()
-        finally:
-            await runner.cleanup()
+        await _pages_until(stop, app, sock, f"http://{host}:{port}", key, monitor.url)
+
+
+async def _pages_until(
+    stop: asyncio.Event,
+    pages: web.Application,
+    sock: Any,
+    where: str,
+    key: str,
+    monitor_url: str | None = None,
+) -> None:
+    """Serve `pages` on `sock`, say where (the class's URL and the lecturer's, on stdout;
+    the monitor's, which carries its token, on stderr), until `stop` is set."""
+    runner = web.AppRunner(pages, handle_signals=False)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    print(f"serving: {where}/", flush=True)
+    print(f"lecturer: {where}/lecturer/{key}/", flush=True)
+    if monitor_url is not None:
+        print(f"monitor: {monitor_url}", file=sys.stderr, flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
 
 
 @contextlib.asynccontextmanager
