@@ -183,12 +183,18 @@ class Ledger:
         """
         if url not in self._foreign:
             return None
+        return self.form_refusal(url) or self.scope.why_not(normalize(url) or url)
+
+    @staticmethod
+    def form_refusal(url: str) -> str | None:
+        """Why `url`, from outside, is not a URL this crawler would have queued: not
+        http(s), or not in its normal form; None if it is one."""
         canonical = normalize(url) if isinstance(url, str) else None
         if canonical is None:
             return "not an http(s) URL"
         if canonical != url and not _spelled_otherwise(url, canonical):
             return "not a normalised URL"
-        return self.scope.why_not(canonical)
+        return None
 
     @staticmethod
     def will_parse(answer: Answer) -> bool:

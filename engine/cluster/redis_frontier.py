@@ -469,14 +469,12 @@ class RedisFrontier:
     def _why_not(self, url: str, host: str) -> str | None:
         """Why a URL taken from Redis may not be fetched (None: it may), as a link found on
         a page is checked (ledger.admit): robots.txt is the worker's, as for any URL."""
-        canonical = normalize(url)
-        if canonical is None:
-            return "from Redis: not an http(s) URL"
-        if canonical != url:  # what this crawler queues is always in its canonical form
-            return "from Redis: not a normalised URL"
+        bad_form = self.ledger.form_refusal(url)  # the same rule as a state file's URLs
+        if bad_form is not None:
+            return f"from Redis: {bad_form}"
         if origin_of(url) != host:
             return "from Redis: queued under another host"
-        return self.ledger.scope.why_not(url)
+        return self.ledger.scope.why_not(normalize(url) or url)
 
     def _hand_over(self, lease: RedisLease) -> None:
         while self._getters:
