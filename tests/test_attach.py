@@ -18,6 +18,8 @@ from typing import IO
 import pytest
 from tui_support import TIMEOUT, frames, screen_text, until
 
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan, MonitorSpot
 from crawlscope.engine.remote.client import Link, RemoteCrawl
 from crawlscope.engine.remote.monitor import listen
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
@@ -48,7 +50,7 @@ def _collect(stream: IO[str], into: queue.Queue[str]) -> None:
 async def crawl_process(demo: DemoConfig, *options: str) -> AsyncIterator[CrawlProcess]:
     """The demo site here; `crawlscope crawl` of it, with a monitor, in another process."""
     async with DemoServer(demo) as server:
-        command = [sys.executable, "-m", "crawlscope.tui", "crawl", server.url,
+        command = [sys.executable, "-m", "crawlscope", "crawl", server.url,
                    "--monitor", "127.0.0.1:0", "--max-tasks", "3", *options]  # fmt: skip
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -173,7 +175,7 @@ async def test_a_lost_crawl_is_said_and_its_last_state_kept() -> None:
 )  # fmt: skip
 def test_bad_command_lines_are_one_line_errors(args: list[str], error: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "crawlscope.tui", *args],
+        [sys.executable, "-m", "crawlscope", *args],
         capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
         env={**os.environ, "NO_COLOR": "1"},
     )  # fmt: skip
@@ -183,7 +185,10 @@ def test_bad_command_lines_are_one_line_errors(args: list[str], error: str) -> N
 
 async def test_the_crawls_own_screen_shows_its_viewers() -> None:
     """`crawlscope tui --monitor`: the lecturer's own TUI lists who attached."""
-    live = LiveCrawl(demo=DemoConfig(pages=200, latency=0.1), monitor_socket=listen("127.0.0.1", 0))
+    spot = MonitorSpot(listen("127.0.0.1", 0), "token")
+    plan = CrawlPlan(CrawlConfig(roots=(STAND_IN_ROOT,)), crawl_demo=True, monitor=spot,
+                     demo=DemoConfig(pages=200, latency=0.1))  # fmt: skip
+    live = LiveCrawl(plan=plan)
     app = CrawlScopeApp(live)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: live.monitor is not None, "the monitor")

@@ -12,7 +12,7 @@ import pytest
 
 from crawlscope.cli.headless import run_headless
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.plan import CrawlPlan
 from crawlscope.engine.records import FIELDS
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.tui.heap import YOUNG_COLLECTION
@@ -102,13 +102,13 @@ async def test_a_headless_crawl_settles_the_collector_and_gives_it_back(
     skip it) and young collections are spaced out; both are handed back after, so that a
     process running crawls one after another does not pile up a heap the collector never
     sees, nor keep a setting it did not ask for."""
-    crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=4))
     during: list[tuple[int, int]] = []
-    crawler.ledger.record_listeners.append(
-        lambda _r: during.append((gc.get_freeze_count(), gc.get_threshold()[0]))
-    )
     before, thresholds = gc.get_freeze_count(), gc.get_threshold()
-    status = await run_headless(crawler, quiet=True, out=io.StringIO(), err=io.StringIO())
+    async with CrawlPlan(CrawlConfig(roots=(demo.url,), max_tasks=4)).open() as crawl:
+        crawl.crawler.ledger.record_listeners.append(
+            lambda _r: during.append((gc.get_freeze_count(), gc.get_threshold()[0]))
+        )
+        status = await run_headless(crawl, quiet=True, out=io.StringIO(), err=io.StringIO())
     assert status == 0
     assert during and min(frozen for frozen, _young in during) > before
     assert {young for _frozen, young in during} == {YOUNG_COLLECTION}

@@ -43,9 +43,10 @@ def test_serve_writes_the_records_and_the_report_of_the_crawl_it_serves(tmp_path
 def test_serve_refuses_records_on_stdout_and_outputs_of_a_replay(tmp_path: Path) -> None:
     done = run_cli("serve", "--port", "0", "-o", "-")
     err = done.stderr
-    assert done.returncode == 2 and err.startswith("crawlscope: -o - would mix")
+    assert done.returncode == 2 and err.startswith("crawlscope: -o - would write over")
     assert err.count("\n") == 1
     recording = Path(__file__).parent / "data" / "demo-crawl.jsonl"
     done = run_cli("serve", "--replay", str(recording), "-o", str(tmp_path / "f"))
-    assert done.returncode == 2 and "--output and --report need a crawl" in done.stderr
+    assert done.returncode == 2
+    assert "--replay plays a recording: --output needs a crawl" in done.stderr
     assert done.stderr.count("\n") == 1

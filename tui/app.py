@@ -77,7 +77,7 @@ class CrawlScopeApp(App[int]):
             )
         if isinstance(self.source, ClusterAttached):
             return ClusterScreen(self.source, fps=self.fps, reproducible=self.reproducible)
-        if isinstance(self.source, LiveCrawl) and self.source.monitor_socket is not None:
+        if isinstance(self.source, LiveCrawl) and self.source.monitored:
             return WatchedScreen(self._monitor_view, fps=self.fps, reproducible=self.reproducible)
         return LiveScreen(fps=self.fps, reproducible=self.reproducible)
 

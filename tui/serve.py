@@ -1,12 +1,14 @@
 """`crawlscope serve`: one crawl, watched in any number of browsers (a lecture's projector
 and every student's laptop).
 
-The crawl runs here, once, with a monitor on a free local port. textual-serve answers
+The crawl runs here, once, opened from its plan (engine/plan.py) with a monitor on a
+free local port (or where --monitor says). textual-serve answers
 each browser tab by starting `crawlscope attach <monitor URL>` and relaying its screen:
 every tab is a viewer of this one crawl, never a crawl of its own. Two pages are served:
 the viewers' (read-only) at `/`, and the lecturer's, which can steer, under a secret path.
-With `--redis URL --crawl-id NAME` nothing is crawled here: each tab runs `crawlscope
-attach` on that cluster crawl (`--read-only` on the viewers' page).
+With `--redis URL --crawl-id NAME` each tab runs `crawlscope attach` on that whole
+cluster crawl (`--read-only` on the viewers' page); given ROOT..., this process is one of
+the cluster's, else nothing is crawled here.
 
 The rule for every child started here: no secret on its command line, which every user
 of the machine can read (/proc/PID/cmdline). The monitor's token and the Redis password
@@ -15,7 +17,6 @@ go in a file only this user can read (`secret_file`), named by `attach --secret-
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import contextvars
@@ -34,18 +35,11 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from aiohttp import web
 from textual_serve.server import Server
 
-from crawlscope.cli.options import crawl_config
-from crawlscope.engine.config import ConfigError
-from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.feeds import FeedWriter, check_formats, open_feed
-from crawlscope.engine.observe import CrawlControls, ObservedCrawl
-from crawlscope.engine.records import STDOUT
-from crawlscope.engine.remote.monitor import Monitor, listen
+from crawlscope.engine.plan import CrawlEnded, CrawlPlan, MonitorSpot, OpenCrawl, PlanError
+from crawlscope.engine.remote.monitor import Monitor
 from crawlscope.engine.remote.protocol import VIEWER_PARAM
 from crawlscope.engine.report import write_report
-from crawlscope.engine.sites.demo import DemoServer
-from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
-from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
+from crawlscope.engine.trace.replay import ReplayedCrawl
 
 from .cluster_view import ClusterAttached
 
@@ -132,7 +126,7 @@ def reachable(host: str) -> str:
 def attach_command(url: str, *options: str) -> str:
     """The shell command textual-serve runs for each browser tab. Never a secret in it:
     `url` has no token nor password (see the module's docstring)."""
-    return shlex.join([sys.executable, "-m", "crawlscope.tui", "attach", url, *options])
+    return shlex.join([sys.executable, "-m", "crawlscope", "attach", url, *options])
 
 
 class _ClusterPages(Server):
@@ -184,99 +178,95 @@ async def web_app(
     return app
 
 
-def run_serve(args: argparse.Namespace) -> int:
-    if args.redis is not None or args.crawl_id is not None:
-        return _run_serve_cluster(args)
-    try:
-        replay = ReplayedCrawl.load(args.replay) if args.replay else None
-        if replay is None:
-            crawl_config(args, args.roots or ["http://127.0.0.1/"])  # a bad option: now
-        if replay is not None and args.roots:
-            raise ConfigError("--replay plays a recording: give no ROOT with it")
-        if replay is not None and (args.output or args.report):
-            raise ConfigError("--replay plays a recording: --output and --report need a crawl")
-        feeds = _open_feeds(args)
-        sock = listen(args.host, args.port)
-    except (ConfigError, ReplayError, ValueError) as exc:
-        print(f"crawlscope: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"crawlscope: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
-              file=sys.stderr)  # fmt: skip
-        return 2
+def serve_crawl(sock: socket.socket, plan: CrawlPlan, report: str | None) -> int:
+    """Crawl as `plan` says (its monitor is the one the tabs attach to) and serve it on
+    `sock` until Ctrl-C; then the report to `report`, if given."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args, sock, replay, feeds))
+        asyncio.run(_serve_crawl(sock, plan, report))
     return 0
 
 
-def _open_feeds(args: argparse.Namespace) -> list[FeedWriter]:
-    """The --output files, opened before anything is served, so a bad path is a one-line
-    error; ValueError for the user."""
-    if STDOUT in args.output:
-        raise ValueError("-o - would mix records with the serving lines: give a file name")
-    check_formats(args.output, args.feed_format)
-    if args.report:
-        open(args.report, "a", encoding="utf-8").close()
-    try:
-        return [open_feed(path, args.feed_format) for path in args.output]
-    except OSError as exc:
-        raise ValueError(f"cannot write output: {exc}") from exc
+def serve_replay(sock: socket.socket, replay: ReplayedCrawl, spot: MonitorSpot) -> int:
+    """Play `replay` once, watched (not steered) through a monitor on `spot`."""
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve_replay(sock, replay, spot))
+    return 0
 
 
-def _run_serve_cluster(args: argparse.Namespace) -> int:
+def serve_cluster(
+    sock: socket.socket,
+    redis: str,
+    crawl_id: str,
+    plan: CrawlPlan | None = None,
+    report: str | None = None,
+) -> int:
+    """Serve the whole cluster crawl `crawl_id`; with `plan`, this process crawls in it."""
     try:
-        if args.redis is None or args.crawl_id is None:
-            raise ValueError("--redis and --crawl-id go together")
-        if args.roots or args.replay:
-            raise ValueError(
-                "with --redis nothing is crawled here: give no ROOT nor --replay "
-                "(start the crawl with `crawlscope crawl ROOT --redis ...`)"
-            )
-        ClusterAttached(args.redis, args.crawl_id)  # a bad URL: now, not in each tab
-        sock = listen(args.host, args.port)
+        ClusterAttached(redis, crawl_id)  # a bad URL: now, not in each tab
     except ValueError as exc:
+        sock.close()
         print(f"crawlscope: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"crawlscope: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
-              file=sys.stderr)  # fmt: skip
-        return 2
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_cluster(args, sock))
+        return asyncio.run(_serve_cluster(sock, redis, crawl_id, plan, report))
     return 0
 
 
-async def _serve_cluster(args: argparse.Namespace, sock: Any) -> None:
+def _stop_on_signals() -> asyncio.Event:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def _serve_cluster(
+    sock: socket.socket, redis: str, crawl_id: str, plan: CrawlPlan | None, report: str | None
+) -> int:
+    stop = _stop_on_signals()
     host, port = sock.getsockname()[:2]
     host = reachable(host)
     key = secrets.token_urlsafe(12)
-    redis_url, password = without_password(args.redis)
-    with contextlib.ExitStack() as files:
-        password_file = None if password is None else files.enter_context(secret_file(password))
-        pages = await cluster_web_app(host, port, redis_url, args.crawl_id, key, password_file)
+    redis_url, password = without_password(redis)
+    async with contextlib.AsyncExitStack() as stack:
+        if plan is not None:
+            try:
+                crawl = await stack.enter_async_context(_crawling(plan, report))
+            except PlanError as exc:
+                print(f"crawlscope: {exc}", file=sys.stderr)
+                return 0 if isinstance(exc, CrawlEnded) else 2
+            if crawl.monitor is not None:
+                print(f"monitor: {crawl.monitor.url}", file=sys.stderr, flush=True)
+        password_file = None if password is None else stack.enter_context(secret_file(password))
+        pages = await cluster_web_app(host, port, redis_url, crawl_id, key, password_file)
         await _pages_until(stop, pages, sock, f"http://{host}:{port}", key)
+    return 0
 
 
-async def _serve(
-    args: argparse.Namespace, sock: Any, replay: ReplayedCrawl | None, feeds: list[FeedWriter]
-) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    async with (
-        contextlib.AsyncExitStack() as stack,
-        _one_crawl(args, replay, feeds) as (observed, controls),
-        Monitor(observed, controls, listen("127.0.0.1", 0)) as monitor,
-    ):
-        host, port = sock.getsockname()[:2]
-        host = reachable(host)
-        key = secrets.token_urlsafe(12)
-        token_file = stack.enter_context(secret_file(monitor.token))
+async def _serve_crawl(sock: socket.socket, plan: CrawlPlan, report: str | None) -> None:
+    stop = _stop_on_signals()
+    async with _crawling(plan, report) as crawl:
+        assert crawl.monitor is not None  # serve's plans always have one
+        await _serve_monitor(stop, sock, crawl.monitor)
+
+
+async def _serve_replay(sock: socket.socket, replay: ReplayedCrawl, spot: MonitorSpot) -> None:
+    stop = _stop_on_signals()
+    clock = asyncio.create_task(_play(replay))
+    try:
+        # A recording is watched, not steered.
+        async with Monitor(replay, None, spot.sock, token=spot.token, limits=spot.limits) as m:
+            await _serve_monitor(stop, sock, m)
+    finally:
+        clock.cancel()
+
+
+async def _serve_monitor(stop: asyncio.Event, sock: socket.socket, monitor: Monitor) -> None:
+    """The tabs' pages, each attached to `monitor`, until `stop`."""
+    host, port = sock.getsockname()[:2]
+    host = reachable(host)
+    key = secrets.token_urlsafe(12)
+    with secret_file(monitor.token) as token_file:
         app = await web_app(host, port, monitor, key, token_file)
         await _pages_until(stop, app, sock, f"http://{host}:{port}", key, monitor.url)
 
@@ -305,39 +295,17 @@ async def _pages_until(
 
 
 @contextlib.asynccontextmanager
-async def _one_crawl(
-    args: argparse.Namespace, replay: ReplayedCrawl | None, feeds: list[FeedWriter]
-) -> AsyncIterator[tuple[ObservedCrawl, CrawlControls | None]]:
-    """The crawl every browser watches, running until the block ends."""
-    if replay is not None:
-        clock = asyncio.create_task(_play(replay))
+async def _crawling(plan: CrawlPlan, report: str | None) -> AsyncIterator[OpenCrawl]:
+    """The crawl every browser watches, running until the block ends; then its report."""
+    async with plan.open() as crawl:
+        crawl.start()
         try:
-            yield replay, None  # a recording is watched, not steered
+            yield crawl
         finally:
-            clock.cancel()
-        return
-    async with contextlib.AsyncExitStack() as stack:
-        roots = list(args.roots)
-        if not roots:
-            demo = await stack.enter_async_context(DemoServer(DEMO_FOR_THE_EYE))
-            roots = [demo.url]
-        crawler = Crawler(crawl_config(args, roots))
-        for feed in feeds:
-            crawler.ledger.record_listeners.append(feed)
-            crawler.ledger.filtered_listeners.append(feed)
-            stack.callback(feed.close)
-        if args.paused:
-            crawler.pause_all()
-        crawl = asyncio.create_task(crawler.crawl())
-        try:
-            yield crawler, crawler
-        finally:
-            crawler.stop()
-            with contextlib.suppress(Exception):
-                await crawl
-            if args.report:
-                with open(args.report, "w", encoding="utf-8") as out:
-                    write_report(crawler, out)
+            await crawl.stop_and_wait()
+            if report:
+                with open(report, "w", encoding="utf-8") as out:
+                    write_report(crawl.crawler, out)
 
 
 async def _play(replay: ReplayedCrawl) -> None:

@@ -13,14 +13,15 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 
+from crawlscope.engine.sites.demo_config import DemoConfig
+
 from . import attach, completion, crawl, demo, lecture, replay, serve, tui
 from .common import EXIT_CLOSED_PIPE, fail, has_terminal, run
+from .crawl_plan import add_plan_options
 from .options import (
     ConfigFileError,
     OneLineErrors,
     add_config_option,
-    add_crawl_options,
-    add_demo_options,
     parse_command_line,
     subcommands,
     take_roots,
@@ -93,8 +94,7 @@ def _main(argv: Sequence[str] | None) -> int:
             argv = ["tui", *argv]
         else:
             demo_parser = OneLineErrors(prog="crawlscope", help_command="crawlscope tui")
-            add_crawl_options(demo_parser)
-            add_demo_options(demo_parser)
+            add_plan_options(demo_parser, demo=DemoConfig())
             add_config_option(demo_parser)
             try:
                 args = parse_command_line(demo_parser, argv)

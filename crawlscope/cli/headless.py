@@ -10,14 +10,12 @@ import signal
 import sys
 import threading
 from collections import Counter
-from collections.abc import Sequence
 from types import FrameType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.feeds import FeedWriter, open_feed
 from crawlscope.engine.politeness import crawl_delay_note
-from crawlscope.engine.records import STDOUT, OutputError, describe_fault
+from crawlscope.engine.records import OutputError, describe_fault
 from crawlscope.engine.report import (
     Crawl,
     unreachable_roots,
@@ -26,10 +24,12 @@ from crawlscope.engine.report import (
     write_totals,
 )
 from crawlscope.engine.text import printable
-from crawlscope.engine.trace.recording import Recorder
 from crawlscope.tui.heap import settled_heap
 
 from .common import EXIT_CLOSED_PIPE
+
+if TYPE_CHECKING:
+    from crawlscope.engine.plan import OpenCrawl
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -131,44 +131,6 @@ class StopOnSignals:
         os._exit(128 + signum)
 
 
-Sink = FeedWriter | Recorder
-Outputs = str | Sequence[str] | None  # one path, several, or none; "-" is stdout
-
-
-def output_paths(output: Outputs) -> list[str]:
-    if output is None:
-        return []
-    return [output] if isinstance(output, str) else list(output)
-
-
-def _open_sinks(
-    crawler: Crawler, output: Outputs, record: str | None, feed_format: str | None = None
-) -> list[Sink]:
-    """The feed writers and the recorder asked for, listening; OSError if one cannot be
-    opened (and then none is left open)."""
-    sinks: list[Sink] = []
-    try:
-        for path in output_paths(output):
-            writer = open_feed(path, feed_format)
-            sinks.append(writer)
-            crawler.ledger.record_listeners.append(writer)
-            crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
-        if record:
-            sinks.append(Recorder(crawler, record))
-    except OSError:
-        _close_sinks(crawler, sinks)
-        raise
-    return sinks
-
-
-def _close_sinks(crawler: Crawler, sinks: list[Sink]) -> None:
-    for sink in sinks:
-        try:
-            sink.close()
-        except OutputError as exc:  # the last lines would not go: a fault like any other
-            crawler.ledger.report_fault(exc)
-
-
 def closed_pipe(crawler: Crawler) -> bool:
     """Whether a reader of an output went away (`| head`): an end to take quietly."""
     return any(
@@ -178,43 +140,30 @@ def closed_pipe(crawler: Crawler) -> bool:
 
 
 async def run_headless(
-    crawler: Crawler,
-    output: Outputs = None,
+    crawl: OpenCrawl,
     verbose: bool = False,
     quiet: bool = False,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
-    record: str | None = None,
-    feed_format: str | None = None,
     report: str | None = None,
 ) -> int:
-    """Crawl to the end or to a stop, then print the report; the exit status.
+    """Crawl an opened plan to the end or to a stop, then print the report; the exit
+    status.
 
     0: the crawl ran to its end (failed pages included). 1: no root could be reached, or
     an output failed (the crawl stops, and says which file and why). 130 / 143:
     SIGINT / SIGTERM stopped it (what finished is in the outputs and the report).
     EXIT_CLOSED_PIPE: a reader of an output went away; the process ends quietly.
 
-    With an output on stdout (`-o -`) the report goes to `err`; with `report`, the whole
-    report goes to that file and `out` gets the totals and where the report went.
+    With `report`, the whole report goes to that file and `out` gets the totals and
+    where the report went.
     """
-    if STDOUT in output_paths(output):
-        out = err
+    crawler = crawl.crawler
     # Opened now, so a path that cannot be written fails before the crawl, not after it.
     report_file = open(report, "w", encoding="utf-8") if report else None  # noqa: SIM115
-    try:
-        sinks = _open_sinks(crawler, output, record, feed_format)
-    except OSError:
-        if report_file is not None:
-            report_file.close()
-        raise
     if verbose:
         # url_line tallies categories as it goes; a verbose line has no use for the tally.
         crawler.ledger.record_listeners.append(lambda r: print(url_line(r, Counter()), file=err))
-    flushes = getattr(crawler.q, "before_send", None)
-    if flushes is not None:
-        # Each output's lines on disk before the cluster counts their pages done.
-        flushes.extend(flush for sink in sinks if (flush := getattr(sink, "flush", None)))
     progress = None
     if not quiet and not verbose and err.isatty():
         progress = asyncio.create_task(_show_progress(crawler, err))
@@ -222,13 +171,12 @@ async def run_headless(
         progress = asyncio.create_task(_watch_frontier(crawler, err))
     with StopOnSignals(crawler) as signals, settled_heap():
         try:
-            await crawler.crawl()
+            await crawl.run()  # its outputs closed when it returns
         finally:
             if progress is not None:
                 progress.cancel()
                 with contextlib.suppress(asyncio.CancelledError, OSError):
                     await progress
-            _close_sinks(crawler, sinks)
         if closed_pipe(crawler):
             return EXIT_CLOSED_PIPE
         if report_file is not None:

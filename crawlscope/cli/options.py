@@ -203,24 +203,6 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
       help="write the whole report to FILE; print only its totals and where it went")  # fmt: skip
 
 
-def add_record_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--record",
-        metavar="FILE",
-        help="write the crawl's event trace (every state change) to FILE as JSON Lines, "
-        "for `crawlscope replay FILE`; the asyncio engine only",
-    )
-
-
-def add_state_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    parser.add_argument(
-        "--state", metavar="FILE",
-        help="keep the crawl's frontier in this SQLite file: run the same command after a "
-        "crash or a kill and it goes on where it was (nothing done is fetched again); "
-        "one process at a time",
-    )  # fmt: skip
-
-
 def add_demo_options(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup,
     prefix: str = "",

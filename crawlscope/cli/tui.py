@@ -9,24 +9,14 @@ from pathlib import Path
 
 from crawlscope.engine.config import ConfigError
 from crawlscope.engine.lecture.names import ENGINES
-from crawlscope.engine.records import STDOUT
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
 from crawlscope.engine.text import printable
 from crawlscope.tui.frame_budget import FRAMES_PER_SECOND
 
 from .common import app_status, fail, has_terminal, open_report, summarise
-from .monitor import MonitorPlace, add_monitor_option, announce, bind_monitor
-from .options import (
-    add_crawl_options,
-    add_demo_options,
-    add_record_option,
-    add_state_option,
-    add_viewer_options,
-    crawl_config,
-    demo_config,
-    seconds,
-    viewer_limits,
-)
+from .crawl_plan import add_plan_options, lecture_refusal, plan_from_args
+from .monitor import announce
+from .options import crawl_config, demo_config, seconds
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,8 +28,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "are printed (--report FILE keeps the whole report).",
     )
     add_tui_arguments(tui)
-    add_monitor_option(tui)
-    add_viewer_options(tui)
     tui.add_argument(
         "--engine",
         choices=ENGINES,
@@ -57,21 +45,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("roots", nargs="*", metavar="ROOT", help="URL to start from")
-    add_crawl_options(parser)
-    add_record_option(parser)
-    add_state_option(parser)
-    demo = parser.add_argument_group("the demo site (when no ROOT is given)")
     # The demo site a person watches is bigger and slower than the one benchmarks hammer.
-    add_demo_options(demo, defaults=DEMO_FOR_THE_EYE)
+    add_plan_options(parser, demo=DEMO_FOR_THE_EYE)
     ui = parser.add_argument_group("the screen")
-    ui.add_argument("--paused", action="store_true", help="start with the crawl paused")
-    ui.add_argument(
-        "--slowmo",
-        type=seconds,
-        default=0.0,
-        metavar="S",
-        help="linger S seconds at each state change (the s key cycles 0, 0.25, 0.5, 1)",
-    )
     ui.add_argument(
         "--fps",
         type=_fps,
@@ -125,50 +101,18 @@ def main(args: argparse.Namespace) -> int:
     """Open the TUI; after it closes, print the report (unless it only took a screenshot)."""
     if args.engine != "asyncio":
         return _stage(args)
-    from crawlscope.engine.cluster.sqlite_state import StateError, check_state_file
-    from crawlscope.engine.feeds import check_formats, open_feed
+    from crawlscope.engine.plan import PlanError
 
     try:
-        # Checked here, so a bad option is a one-line error before the screen opens.
-        crawl_config(args, args.roots or ["http://127.0.0.1/"])
-        demo = demo_config(args)
-    except (ConfigError, ValueError) as exc:
+        # Made here, so a bad option is a one-line error before the screen opens.
+        plan = plan_from_args(args, "tui")
+    except PlanError as exc:
         return fail(str(exc))
-    if args.state:
-        try:
-            check_state_file(args.state)
-        except StateError as exc:
-            return fail(str(exc))
-    if STDOUT in args.output:
-        return fail("-o - would write over the TUI's screen: give a file name")
-    try:
-        check_formats(args.output, args.feed_format)
-        feeds = [open_feed(path, args.feed_format) for path in args.output]
-    except (ValueError, OSError) as exc:
-        return fail(f"--output: {exc}")
-    place: MonitorPlace | None = None
-    if args.monitor and not args.screenshot:
-        try:
-            place = bind_monitor(args.monitor)
-        except (ValueError, OSError) as exc:
-            return fail(f"--monitor: {exc}")
     from crawlscope.tui.app import CrawlScopeApp
     from crawlscope.tui.screenshot_run import take_screenshot
     from crawlscope.tui.startup import LiveCrawl
 
-    live = LiveCrawl(
-        tuple(args.roots),
-        make_config=lambda roots: crawl_config(args, list(roots)),
-        demo=demo,
-        paused=args.paused,
-        slowmo=args.slowmo,
-        record=args.record,
-        state=args.state,
-        feeds=feeds,
-        monitor_socket=place.sock if place else None,
-        monitor_token=place.token if place else None,
-        monitor_limits=viewer_limits(args),
-    )
+    live = LiveCrawl(tuple(args.roots), plan=plan)
     app = CrawlScopeApp(live, fps=args.fps)
     if args.screenshot:
         try:
@@ -183,8 +127,8 @@ def main(args: argparse.Namespace) -> int:
         report_file = open_report(args.report)
     except OSError as exc:
         return fail(f"cannot write the report: {exc}")
-    if place is not None:
-        announce(place)  # before the screen takes the terminal, so it stays readable
+    if plan.monitor is not None:
+        announce(plan.monitor.url)  # before the screen takes the terminal, so it stays readable
     result = app.run()
     summarise(live.crawler, report_file, sys.stdout)
     if app.crawl_error:
@@ -197,8 +141,14 @@ def main(args: argparse.Namespace) -> int:
 
 def _stage(args: argparse.Namespace) -> int:
     """A lecture engine's screen (`tui --engine callbacks|generators`)."""
-    if args.record:
-        return fail("--record needs the asyncio engine (the lecture engines cannot record)")
+    refusal = lecture_refusal(args)
+    if refusal is not None:
+        return fail(refusal)
+    if args.output:
+        # The stage screens keep no listeners for records; `crawl --engine` writes them.
+        return fail(
+            "--output with a lecture engine is for `crawl` only: the stage screens write no records"
+        )
     try:
         crawl_config(args, args.roots or ["http://127.0.0.1/"])
         demo = demo_config(args)

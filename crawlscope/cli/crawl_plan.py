@@ -1,0 +1,208 @@
+"""The options that describe a crawl, and the one function that turns them into the
+engine's CrawlPlan (engine/plan.py). `crawl`, `tui` and `serve` take the same options
+from here, so each means the same in all three; where a command cannot take one,
+`plan_from_args` refuses it in the same words whichever command it was given to.
+
+Building the parsers imports neither the crawler nor aiohttp: the plan is made only
+once a command runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+from typing import TYPE_CHECKING
+
+from crawlscope.engine.cluster.defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
+from crawlscope.engine.cluster.scripts import MAX_LEASE_MS
+from crawlscope.engine.config import ConfigError
+from crawlscope.engine.records import STDOUT
+from crawlscope.engine.sites.demo_config import DemoConfig
+
+from .attach import REDIS_PASSWORD_ENV, with_password
+from .monitor import add_monitor_option
+from .options import (
+    add_crawl_options,
+    add_demo_options,
+    add_viewer_options,
+    crawl_config,
+    demo_config,
+    seconds,
+    viewer_limits,
+)
+
+if TYPE_CHECKING:
+    from crawlscope.engine.plan import CrawlPlan, MonitorSpot
+
+# Where a command that serves its crawl to browsers puts its monitor without --monitor.
+SERVE_MONITOR = "127.0.0.1:0"
+# The options a lecture engine (--engine callbacks|generators) cannot take, by the
+# name argparse stores them under, and the flag the user typed.
+NEEDS_ASYNCIO = {
+    "record": "--record", "monitor": "--monitor", "state": "--state", "redis": "--redis",
+    "sitemaps": "--sitemaps", "slowmo": "--slowmo", "paused": "--paused",
+}  # fmt: skip
+# The options that only a crawl in this process can take.
+CRAWL_ONLY = {
+    "roots": "ROOT", "output": "--output", "report": "--report", "record": "--record",
+    "state": "--state", "paused": "--paused", "slowmo": "--slowmo", "sitemaps": "--sitemaps",
+    "fresh": "--fresh",
+}  # fmt: skip
+
+
+def add_plan_options(parser: argparse.ArgumentParser, demo: DemoConfig | None = None) -> None:
+    """Every option of a crawl plan; with `demo`, the demo site's too (for a command
+    that crawls it when given no ROOT), with those defaults."""
+    add_crawl_options(parser)
+    parser.add_argument(
+        "--record", metavar="FILE",
+        help="write the crawl's event trace (every state change) to FILE as JSON Lines, "
+        "for `crawlscope replay FILE`; the asyncio engine only",
+    )  # fmt: skip
+    add_monitor_option(parser)
+    add_viewer_options(parser)
+    start = parser.add_argument_group("how the crawl starts")
+    start.add_argument(
+        "--paused", action="store_true",
+        help="start with the crawl paused (a headless crawl needs --monitor, whose "
+        "viewers can resume it)",
+    )  # fmt: skip
+    start.add_argument(
+        "--slowmo", type=seconds, default=0.0, metavar="S",
+        help="linger S seconds at each state change, for a class to follow (the TUI's s "
+        "key cycles 0, 0.25, 0.5, 1)",
+    )  # fmt: skip
+    _add_frontier_options(parser)
+    if demo is not None:
+        group = parser.add_argument_group("the demo site (when no ROOT is given)")
+        add_demo_options(group, defaults=demo)
+
+
+def _add_frontier_options(parser: argparse.ArgumentParser) -> None:
+    cluster = parser.add_argument_group("where the frontier is kept")
+    cluster.add_argument(
+        "--state", metavar="FILE",
+        help="keep the crawl's frontier in this SQLite file: run the same command after a "
+        "crash or a kill and it goes on where it was (nothing done is fetched again); "
+        "one process at a time",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--redis", metavar="URL", type=_redis_url,
+        help="share the crawl's frontier in this Redis (redis://HOST:PORT/DB) with every "
+        "process run with the same --crawl-id; each ends when the whole crawl is done; "
+        f"its password is best kept in ${REDIS_PASSWORD_ENV}, not on a command line",
+    )  # fmt: skip
+    cluster.add_argument("--crawl-id", metavar="NAME", help="which crawl to start or join")
+    cluster.add_argument(
+        "--lease", type=_lease_seconds, default=DEFAULT_LEASE, metavar="S",
+        help="seconds before a URL held by a process that died goes back on the queue "
+        "(default %(default)s; renewed while the fetch runs)",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--redis-patience", type=seconds, default=DEFAULT_PATIENCE, metavar="S",
+        help="seconds to wait for a Redis that went away mid-crawl before this process "
+        "stops, losing nothing (default %(default)s); a wrong address or password is an "
+        "error at once",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--fresh", action="store_true",
+        help="with --redis: forget what Redis holds of this --crawl-id and start it over",
+    )  # fmt: skip
+
+
+def _lease_seconds(text: str) -> float:
+    value = seconds(text)
+    if not 1 <= value <= MAX_LEASE_MS / 1000:
+        raise argparse.ArgumentTypeError(
+            f"must be from 1 second to {MAX_LEASE_MS // 1000} (a day), not {text}"
+        )
+    return value
+
+
+def _redis_url(text: str) -> str:
+    from redis.connection import parse_url as parse_redis_url
+
+    try:
+        if not text.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("it starts with neither redis://, rediss:// nor unix://")
+        parse_redis_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"not a Redis URL (redis://HOST:PORT/DB): {text!r}: {exc}"
+        ) from None
+    # Every user of the machine can read a command line: a URL without a password takes
+    # the one in the environment, as `attach` and `serve` do.
+    password = os.environ.get(REDIS_PASSWORD_ENV)
+    return with_password(text, password) if password else text
+
+
+def lecture_refusal(args: argparse.Namespace) -> str | None:
+    """For a lecture engine: the line refusing the first option it cannot take, if any."""
+    for dest, flag in NEEDS_ASYNCIO.items():
+        if getattr(args, dest, None):
+            return f"{flag} needs the asyncio engine (the lecture engines cannot take it)"
+    return None
+
+
+def plan_from_args(args: argparse.Namespace, command: str) -> CrawlPlan:
+    """The crawl `command` (crawl, tui or serve) was asked for; PlanError (one line) if
+    the options cannot make one. Nothing is opened but the monitor's socket, bound last
+    so its URL can be said before the crawl starts."""
+    from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan, PlanError, SharedFrontier
+
+    if STDOUT in args.output and command != "crawl":
+        raise PlanError("-o - would write over what this command shows on stdout: give a file name")
+    if (args.redis is None) != (args.crawl_id is None):
+        raise PlanError("--redis and --crawl-id go together")
+    if args.fresh and not args.redis:
+        raise PlanError("--fresh goes with --redis: it forgets a crawl kept in Redis")
+    if args.redis and not args.roots:
+        raise PlanError("--redis needs a ROOT: the demo site is this process's alone")
+    if args.paused and command == "crawl" and not args.monitor:
+        raise PlanError("--paused needs --monitor here: without a screen only a viewer resumes")
+    try:
+        config = crawl_config(args, args.roots or [STAND_IN_ROOT])
+        demo = DemoConfig() if args.roots else demo_config(args)
+    except (ConfigError, ValueError) as exc:
+        raise PlanError(str(exc)) from None
+    plan = CrawlPlan(
+        config, crawl_demo=not args.roots, demo=demo, state=args.state,
+        shared=SharedFrontier(args.redis, args.crawl_id, args.lease, args.redis_patience,
+                              args.fresh) if args.redis else None,
+        outputs=tuple(args.output), feed_format=args.feed_format, record=args.record,
+        paused=args.paused, slowmo=args.slowmo,
+    )  # fmt: skip
+    plan.check()
+    plan.monitor = monitor_spot(args, command)
+    return plan
+
+
+def crawl_only_refusal(args: argparse.Namespace, why: str) -> str | None:
+    """Where nothing is crawled in this process (a replay, a cluster only watched): the
+    line refusing the first option that only a crawl here could take, if any."""
+    for dest, flag in CRAWL_ONLY.items():
+        if getattr(args, dest, None):
+            return f"{why}: {flag} needs a crawl in this process"
+    return None
+
+
+def monitor_spot(args: argparse.Namespace, command: str) -> MonitorSpot | None:
+    """The socket --monitor asks for, bound now (serve has one always); PlanError if it
+    cannot be had. None for a screenshot, which nobody watches."""
+    from crawlscope.engine.plan import MonitorSpot, PlanError
+    from crawlscope.engine.remote.monitor import listen, parse_address
+
+    address = args.monitor or (SERVE_MONITOR if command == "serve" else None)
+    if address is None or getattr(args, "screenshot", None):
+        return None
+    try:
+        host, port = parse_address(address)
+    except ValueError as exc:
+        raise PlanError(f"--monitor: {exc}") from None
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        raise PlanError(
+            f"--monitor: cannot listen on {host}:{port}: {exc.strerror or exc}"
+        ) from None
+    return MonitorSpot(sock, secrets.token_urlsafe(18), viewer_limits(args))
