@@ -99,7 +99,7 @@ def crawl_once(
     cluster = ["--redis", server.url, "--crawl-id", tag] if on_redis else []
     outs = [outdir / f"{i}.jsonl" for i in range(processes)]
     t0 = time.perf_counter()
-    command = [sys.executable, "-m", "crawlscope.tui", "crawl", site.url, "-q"]
+    command = [sys.executable, "-m", "crawlscope", "crawl", site.url, "-q"]
     # workers None: crawlscope's own defaults, as a user starts it
     tuned = [] if workers is None else ["--max-tasks", str(workers), "--per-host", "0"]
     options = [*tuned, *cluster]

@@ -158,7 +158,7 @@ class DemoSite:
     def start(self) -> DemoSite:
         o = self.options
         cmd = [
-            sys.executable, "-m", "crawlscope.tui", "demo-site", "--port", "0",
+            sys.executable, "-m", "crawlscope", "demo-site", "--port", "0",
             "--pages", str(o.pages), "--links", str(o.links), "--latency", str(o.latency),
             "--seed", str(o.seed),
         ]  # fmt: skip

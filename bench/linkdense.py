@@ -222,7 +222,7 @@ class HostileSite:
     def __init__(self) -> None:
         self.url = ""
         self._log: IO[str] = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed in close())
-        cmd = [sys.executable, "-m", "crawlscope.tui", "demo-site", "--port", "0", "--hostile"]
+        cmd = [sys.executable, "-m", "crawlscope", "demo-site", "--port", "0", "--hostile"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, text=True)
         assert self.proc.stdout is not None
         match = re.search(r"https?://\S+/", self.proc.stdout.readline())

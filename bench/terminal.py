@@ -53,7 +53,7 @@ def children_cpu() -> float:
 
 
 def run_headless(url: str, workers: int, timeout: float = 600.0) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "crawlscope.tui", "crawl", "-q", url, *crawl_options(workers)]
+    cmd = [sys.executable, "-m", "crawlscope", "crawl", "-q", url, *crawl_options(workers)]
     t0, c0, s0 = time.perf_counter(), children_cpu(), cpu_ticks()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, timeout=timeout, check=False)
     wall, stolen = time.perf_counter() - t0, stolen_share(s0, cpu_ticks())

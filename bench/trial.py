@@ -83,7 +83,7 @@ def _children_cpu() -> float:
 def run(kind: str, site: DemoSite, workers: int) -> dict[str, Any]:
     """Crawl `site` once in a fresh process: "engine", "baseline" or "command" (the CLI)."""
     if kind == "command":
-        cmd = [sys.executable, "-m", "crawlscope.tui", "crawl", site.url]
+        cmd = [sys.executable, "-m", "crawlscope", "crawl", site.url]
         cmd += ["--max-tasks", str(workers), "--per-host", "0", "-q"]
     else:
         cmd = [sys.executable, "-m", "bench.trial", kind, site.url, "--workers", str(workers)]

@@ -83,7 +83,7 @@ def expected(config: DemoConfig, robots: bool = True, **options: int) -> dict[st
     return outcomes
 
 
-CLI = [sys.executable, "-m", "crawlscope.tui"]
+CLI = [sys.executable, "-m", "crawlscope"]
 
 
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

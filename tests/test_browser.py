@@ -104,7 +104,7 @@ def _lines(stream: IO[str], into: queue.Queue[str]) -> None:
 def serving(*options: str) -> Iterator[Served]:
     """`crawlscope serve` in its own process, on any free port, until the block ends."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "crawlscope.tui", "serve", "--port", "0", *options],
+        [sys.executable, "-m", "crawlscope", "serve", "--port", "0", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from crawlscope.cli import NO_TERMINAL
 
-CLI = [sys.executable, "-m", "crawlscope.tui"]
+CLI = [sys.executable, "-m", "crawlscope"]
 
 
 def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

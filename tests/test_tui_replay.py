@@ -134,7 +134,7 @@ def test_a_bad_recording_is_a_one_line_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"kind": "fetch"}\n')
     result = subprocess.run(
-        [sys.executable, "-m", "crawlscope.tui", "replay", str(bad)],
+        [sys.executable, "-m", "crawlscope", "replay", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -183,7 +183,7 @@ def test_a_bad_line_is_one_line_naming_it_and_exit_2(
     start = recording.read_text(encoding="utf-8").splitlines()[0]
     bad.write_text(f"{start}\n{line}\n", encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "crawlscope.tui", "replay", str(bad)],
+        [sys.executable, "-m", "crawlscope", "replay", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -48,7 +48,7 @@ def _ended(proc: subprocess.Popen[Any]) -> None:
 
 def _cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "crawlscope.tui", *args],
+        [sys.executable, "-m", "crawlscope", *args],
         stdin=subprocess.DEVNULL, text=True, **kw,
     )  # fmt: skip
 

@@ -88,7 +88,7 @@ def browser_scene(target: Path) -> Path | None:
 def _serve() -> tuple[subprocess.Popen[str], str]:
     """`crawlscope serve` on a free port; the process and its viewers' URL."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "crawlscope.tui", "serve", "--port", "0"],
+        [sys.executable, "-m", "crawlscope", "serve", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     lines: queue.Queue[str] = queue.Queue()
