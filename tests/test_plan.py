@@ -218,6 +218,30 @@ def test_the_tui_joins_a_cluster_crawl(redis_server: RedisServer, tmp_path: Path
     assert found.exists and found.seen > 1
 
 
+async def test_serve_joins_a_cluster_crawl_and_serves_the_whole_of_it(
+    redis_server: RedisServer,
+) -> None:
+    async with (
+        DemoServer(SMALL) as site,
+        running(
+            "serve", site.url, "--port", "0", "--redis", redis_server.url, "--crawl-id", "t"
+        ) as serve,  # fmt: skip
+    ):
+        assert (await serve.line("serving: ")).startswith("http://127.0.0.1:")
+
+        async def finished() -> bool:
+            found = await look_up(redis_server.url, "t")
+            return found.finished
+
+        async def until_finished() -> None:
+            while not await finished():
+                await asyncio.sleep(0.1)
+
+        await asyncio.wait_for(until_finished(), TIMEOUT)
+        assert site.requests["/"] == 1
+    assert serve.process.returncode == 0, "".join(serve.err)
+
+
 # ---- the same refusal, in the same words, in every command that cannot take it --------
 
 ROOT = "http://127.0.0.1:9/"
