@@ -4,6 +4,7 @@ open() closes what it opened however the crawl ends. Real processes, real socket
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import dataclasses
@@ -22,6 +23,7 @@ from typing import IO
 import pytest
 from redis_support import RedisServer, redis_server
 
+import crawlscope.engine
 from crawlscope.engine.cluster.lookup import look_up
 from crawlscope.engine.cluster.sqlite_state import StateError, check_state_file
 from crawlscope.engine.config import CrawlConfig
@@ -350,3 +352,21 @@ async def test_open_closes_the_site_recorder_monitor_and_state_however_it_ends(
     with pytest.raises(StateError):  # ...as it does while a plan has it open
         async with dataclasses.replace(plan, monitor=None, record=None, outputs=()).open():
             check_state_file(state)
+
+
+def test_the_plan_is_the_engines_own_it_reads_no_options_and_imports_no_ui() -> None:
+    script = (
+        "import sys, crawlscope.engine.plan\n"
+        "print(' '.join(m for m in sys.modules if m.startswith(('crawlscope.cli', "
+        "'crawlscope.tui', 'textual', 'rich'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert (done.returncode, done.stdout.strip()) == (0, ""), done.stderr
+    # aiohttp.web imports argparse for a command line of its own; the engine never does.
+    engine = Path(crawlscope.engine.__file__).parent
+    for module in engine.rglob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            assert "argparse" not in names, module
