@@ -102,7 +102,7 @@ class CrawlPlan:
             raise PlanError(str(exc)) from None
         for path in (*self.outputs, *([self.record] if self.record else [])):
             if path != STDOUT:
-                _check_writable(path)
+                check_writable(path)
         if self.state:
             from .cluster.sqlite_state import StateError, check_state_file
 
@@ -191,14 +191,14 @@ class CrawlPlan:
         return files
 
 
-def _check_writable(path: str) -> None:
+def check_writable(path: str, what: str = "output") -> None:
     """PlanError if `path` cannot be opened for writing. Opened to append, so a file that
     is there is not emptied by the look (the crawl empties it when it starts)."""
     try:
         with open(path, "a", encoding="utf-8"):
             pass
     except OSError as exc:
-        raise PlanError(f"cannot write output: {exc}") from None
+        raise PlanError(f"cannot write {what}: {exc}") from None
 
 
 @dataclass

@@ -270,6 +270,8 @@ REDIS = "redis://127.0.0.1:9/0"
          "--monitor needs the asyncio engine (the lecture engines cannot take it)"),
         ([["crawl", ROOT], ["tui"], ["serve"]], ["--monitor", "127.0.0.1:x"],
          "--monitor: not a port number: 'x' (use [HOST:]PORT)"),
+        ([["crawl", ROOT], ["tui"], ["serve"]], ["--report", "/nonexistent/r.txt"],
+         "cannot write the report: [Errno 2] No such file or directory: '/nonexistent/r.txt'"),
     ],
 )  # fmt: skip
 def test_an_option_a_command_cannot_take_is_refused_in_the_same_line(

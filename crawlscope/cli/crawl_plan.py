@@ -148,7 +148,13 @@ def plan_from_args(args: argparse.Namespace, command: str) -> CrawlPlan:
     """The crawl `command` (crawl, tui or serve) was asked for; PlanError (one line) if
     the options cannot make one. Nothing is opened but the monitor's socket, bound last
     so its URL can be said before the crawl starts."""
-    from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan, PlanError, SharedFrontier
+    from crawlscope.engine.plan import (
+        STAND_IN_ROOT,
+        CrawlPlan,
+        PlanError,
+        SharedFrontier,
+        check_writable,
+    )
 
     if STDOUT in args.output and command != "crawl":
         raise PlanError("-o - would write over what this command shows on stdout: give a file name")
@@ -173,6 +179,8 @@ def plan_from_args(args: argparse.Namespace, command: str) -> CrawlPlan:
         paused=args.paused, slowmo=args.slowmo,
     )  # fmt: skip
     plan.check()
+    if args.report:  # written when the crawl ends: a path that cannot be is said now
+        check_writable(args.report, "the report")
     plan.monitor = monitor_spot(args, command)
     return plan
 
