@@ -303,6 +303,8 @@ class Monitor:
         self.controls = controls
         self.token = token or secrets.token_urlsafe(18)
         self.sock = sock
+        # Read from the socket now: a screen still names the monitor after it has closed.
+        self._urls = (socket_url(sock, self.token), socket_url(sock, None))
         self.period = 1.0 / fps
         self.workers_every = workers_every
         self.dropped = 0  # viewers dropped for falling behind or flooding
@@ -330,12 +332,12 @@ class Monitor:
     @property
     def url(self) -> str:
         """The URL that can steer (it carries the token)."""
-        return socket_url(self.sock, self.token)
+        return self._urls[0]
 
     @property
     def view_url(self) -> str:
         """The same crawl, read-only."""
-        return socket_url(self.sock, None)
+        return self._urls[1]
 
     @property
     def viewers(self) -> list[str]:
