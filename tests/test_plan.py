@@ -8,12 +8,17 @@ import ast
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import json
+import os
+import pty
 import shlex
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -76,26 +81,59 @@ def _collect(stream: IO[str], into: list[str]) -> None:
         into.append(line)
 
 
+def _collect_terminal(master: int, into: list[str]) -> None:
+    """What the TUI writes to its terminal, read as it comes (or it would block), cut
+    into lines; until the terminal closes."""
+    text = ""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # EIO: every process on the terminal has gone
+            chunk = b""
+        if not chunk:
+            into.append(text)
+            return
+        text += chunk.decode("utf-8", "replace")
+        *lines, text = text.split("\n")
+        into.extend(line + "\n" for line in lines)
+
+
 @contextlib.asynccontextmanager
-async def running(*args: str) -> AsyncIterator[Running]:
-    """`crawlscope ARGS`, its lines collected; Ctrl-C (SIGINT) at the end of the block,
-    and waited for: what it writes on the way out is written when the block is left."""
+async def running(*args: str, terminal: bool = False, ends: bool = False) -> AsyncIterator[Running]:
+    """`crawlscope ARGS`, its lines collected; at the end of the block, Ctrl-C (SIGINT),
+    or q in a `terminal` (a pty, as the TUI needs), unless it `ends` by itself, and the
+    process waited for: what it writes on the way out is written when the block is left."""
+    master = slave = -1
+    if terminal:
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     process = subprocess.Popen(
-        [*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        stdin=subprocess.DEVNULL,
+        [*CLI, *args], text=True,
+        stdin=slave if terminal else subprocess.DEVNULL,
+        stdout=slave if terminal else subprocess.PIPE,
+        stderr=slave if terminal else subprocess.PIPE,
+        env={**os.environ, "TERM": "xterm-256color"}, start_new_session=terminal,
     )  # fmt: skip
     run = Running(process)
-    readers = [
-        threading.Thread(target=_collect, args=(stream, into), daemon=True)
-        for stream, into in ((process.stdout, run.out), (process.stderr, run.err))
-    ]
+    if terminal:
+        os.close(slave)
+        readers = [threading.Thread(target=_collect_terminal, args=(master, run.err))]
+    else:
+        readers = [
+            threading.Thread(target=_collect, args=(stream, into))
+            for stream, into in ((process.stdout, run.out), (process.stderr, run.err))
+        ]
     for reader in readers:
+        reader.daemon = True
         reader.start()
     try:
         yield run
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
+        if process.poll() is None and not ends:
+            if terminal:
+                os.write(master, b"q")
+            else:
+                process.send_signal(signal.SIGINT)
         try:
             await asyncio.to_thread(process.wait, TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -103,14 +141,22 @@ async def running(*args: str) -> AsyncIterator[Running]:
             process.wait()
         for reader in readers:
             reader.join(TIMEOUT)
+        if terminal:
+            os.close(master)
 
 
-async def watch_to_the_end(url: str) -> RemoteCrawl:
-    """A viewer of the monitor at `url`, once it has seen the crawl finish."""
+async def watch_to_the_end(url: str, resume: bool = False) -> RemoteCrawl:
+    """A viewer of the monitor at `url`, once it has seen the crawl finish; with `resume`
+    (and the token in `url`) it resumes a crawl that started paused."""
     viewer = RemoteCrawl(url)
     task = asyncio.create_task(viewer.run())
     try:
         await wait_until(viewer.ready.is_set, "the first frame", timeout=TIMEOUT)
+        if resume:
+            await wait_until(
+                lambda: viewer.snapshot().phase is Phase.PAUSED, "paused", timeout=TIMEOUT
+            )
+            viewer.send("resume_all")
         await wait_until(
             lambda: viewer.snapshot().phase is Phase.FINISHED, "the crawl's end", timeout=TIMEOUT
         )
@@ -132,51 +178,43 @@ def replayable(path: Path) -> ReplayedCrawl:
 # ---- each option in each command that takes it ----------------------------------------
 
 
-async def test_serve_records_a_replayable_crawl_and_serves_its_monitor_where_asked(
-    tmp_path: Path, unused_tcp_port: int
+@pytest.mark.parametrize("command", ["crawl", "tui", "serve"])
+async def test_record_state_and_monitor_mean_the_same_in_every_command(
+    command: str, tmp_path: Path, unused_tcp_port: int
 ) -> None:
-    recording = tmp_path / "served.jsonl"
-    async with (
-        DemoServer(SMALL) as site,
-        running(
-            "serve",
-            site.url,
-            "--port",
-            "0",
-            "--record",
-            str(recording),
-            "--monitor",
-            f"127.0.0.1:{unused_tcp_port}",
-        ) as serve,  # fmt: skip
-    ):
-        monitor = await serve.line("monitor: ")
-        assert monitor.startswith(f"ws://127.0.0.1:{unused_tcp_port}/crawl?token=")
-        viewer = await watch_to_the_end(monitor.split("?")[0])
-    assert serve.process.returncode == 0, "".join(serve.err)
-    replay = replayable(recording)
-    assert replay.phase is Phase.FINISHED
-    seen = viewer.snapshot().accounting
-    assert (replay.accounting().seen, replay.accounting().done) == (seen.seen, seen.done) > (1, 1)
-
-
-async def test_serve_resumes_from_its_state_file(tmp_path: Path) -> None:
-    state = tmp_path / "crawl.db"
+    """The crawl served to a viewer on the port asked for (paused until the viewer
+    resumes it, so that a headless crawl cannot end unseen), recorded, and kept in a state
+    file that the next run resumes from: the TUI in a terminal, the others headless."""
+    state, recording = tmp_path / "crawl.db", tmp_path / "first.jsonl"
+    monitor = ["--monitor", f"127.0.0.1:{unused_tcp_port}", "--paused"]
+    options = [*monitor, "--state", str(state)]
+    if command == "serve":
+        options += ["--port", "0"]
     async with DemoServer(SMALL) as site:
-        async with running("serve", site.url, "--port", "0", "--state", str(state),
-                           "--max-pages", "5") as first:  # fmt: skip
-            await watch_to_the_end((await first.line("monitor: ")).split("?")[0])
+        how = {"terminal": command == "tui", "ends": command == "crawl"}
+        first_run = running(command, site.url, *options, "--record", str(recording),
+                            "--max-pages", "5", **how)  # fmt: skip
+        async with first_run as first:
+            url = await first.line("monitor: ")
+            assert url.startswith(f"ws://127.0.0.1:{unused_tcp_port}/crawl?token=")
+            viewer = await watch_to_the_end(url, resume=True)
         assert first.process.returncode == 0, "".join(first.err)
-        after_first = dict(site.requests)
-        async with running("serve", site.url, "--port", "0", "--state", str(state)) as again:
-            viewer = await watch_to_the_end((await again.line("monitor: ")).split("?")[0])
-        # Nothing the first run fetched was fetched again; it went on with the rest.
-        again_fetched = {p for p, n in site.requests.items() if n > after_first.get(p, 0)}
-        assert again_fetched & set(after_first) <= {"/robots.txt"}, again_fetched
-        assert len(again_fetched) > 5
-        # The state file's books count the first run's pages too.
-        fetched = {path for path in site.requests if path != "/robots.txt"}
+        replay = replayable(recording)
+        assert replay.phase is Phase.FINISHED
         books = viewer.snapshot().accounting
-        assert books.done + books.failed == len(fetched)
+        assert (replay.accounting().seen, replay.accounting().done) == (books.seen, books.done)
+        after_first = dict(site.requests)
+        async with running(command, site.url, *options, **how) as again:
+            viewer = await watch_to_the_end(await again.line("monitor: "), resume=True)
+        assert again.process.returncode == 0, "".join(again.err)
+    # Nothing the first run fetched was fetched again; the second went on with the rest.
+    fetched_again = {p for p, n in site.requests.items() if n > after_first.get(p, 0)}
+    assert fetched_again & set(after_first) <= {"/robots.txt"}, fetched_again
+    assert len(fetched_again) > 5
+    # The state file's books count the first run's pages too.
+    fetched = {path for path in site.requests if path != "/robots.txt"}
+    books = viewer.snapshot().accounting
+    assert books.done + books.failed == len(fetched)
 
 
 async def test_a_headless_crawl_starts_paused_and_a_viewer_resumes_it(tmp_path: Path) -> None:
