@@ -238,7 +238,7 @@ def test_a_report_file_that_cannot_be_written_fails_before_the_crawl(
 ) -> None:
     assert main(["crawl", "http://127.0.0.1:9/", "--report", "/no/such/dir/r.txt"]) == 2
     out, err = capsys.readouterr()
-    assert err.startswith("crawlscope: cannot write output:")
+    assert err.startswith("crawlscope: cannot write the report:")  # as tui and serve say it
     assert out == ""  # no crawl ran
 
 
