@@ -88,8 +88,8 @@ async def _crawl(plan: CrawlPlan, args: argparse.Namespace) -> int:
     out = sys.stderr if STDOUT in args.output else sys.stdout
     try:
         async with plan.open() as crawl:
-            if crawl.monitor is not None and plan.monitor is not None:
-                announce(plan.monitor.url)
+            if crawl.monitor is not None:
+                announce(crawl.monitor.url)
             return await run_headless(crawl, args.verbose, args.quiet, out=out, report=args.report)
     except CrawlEnded as exc:  # run again after the shared crawl finished: nothing to do
         print(f"crawlscope: {exc}", file=sys.stderr)
