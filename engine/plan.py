@@ -111,6 +111,23 @@ class CrawlPlan:
             except StateError as exc:
                 raise PlanError(str(exc)) from None
 
+    async def look(self) -> None:
+        """With a shared frontier: PlanError now if its Redis cannot be used, CrawlEnded
+        if its crawl is over (and not to be started afresh). Nothing there is changed:
+        for a command that must know before it draws; open() looks again, and acts."""
+        if self.shared is None:
+            return
+        from .cluster.lookup import look_up
+        from .cluster.problems import RedisProblem
+
+        shared = self.shared
+        try:
+            found = await look_up(shared.url, shared.crawl_id, self.config.root_urls)
+        except RedisProblem as exc:
+            raise PlanError(str(exc)) from None
+        if found.finished and found.roots_seen and not shared.fresh:
+            raise CrawlEnded(found.finished_line(shared.crawl_id))
+
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[OpenCrawl]:
         """The crawl, built and ready to run; everything it opened closed on leaving."""

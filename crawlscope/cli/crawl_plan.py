@@ -185,6 +185,26 @@ def plan_from_args(args: argparse.Namespace, command: str) -> CrawlPlan:
     return plan
 
 
+def looked_before_drawing(plan: CrawlPlan) -> int | None:
+    """For a command that draws (tui, serve): a shared crawl's Redis looked at before the
+    screen or the pages open. The exit status if the command should end here (its
+    one line said), else None."""
+    import asyncio
+    import sys
+
+    from crawlscope.engine.plan import CrawlEnded, PlanError
+
+    try:
+        asyncio.run(plan.look())
+    except CrawlEnded as exc:
+        print(f"crawlscope: {exc}", file=sys.stderr)
+        return 0
+    except PlanError as exc:
+        print(f"crawlscope: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
 def crawl_only_refusal(args: argparse.Namespace, why: str) -> str | None:
     """Where nothing is crawled in this process (a replay, a cluster only watched): the
     line refusing the first option that only a crawl here could take, if any."""

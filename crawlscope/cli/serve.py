@@ -9,7 +9,13 @@ import argparse
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
 
 from .common import fail
-from .crawl_plan import add_plan_options, crawl_only_refusal, monitor_spot, plan_from_args
+from .crawl_plan import (
+    add_plan_options,
+    crawl_only_refusal,
+    looked_before_drawing,
+    monitor_spot,
+    plan_from_args,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,6 +67,9 @@ def main(args: argparse.Namespace) -> int:
             _refuse_crawl_options(args, "--redis with no ROOT only watches the cluster crawl")
         else:
             plan = plan_from_args(args, "serve")
+            stop = looked_before_drawing(plan)
+            if stop is not None:
+                return stop
         sock = listen(args.host, args.port)
     except (PlanError, ReplayError) as exc:
         return fail(str(exc))

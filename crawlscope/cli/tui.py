@@ -14,7 +14,7 @@ from crawlscope.engine.text import printable
 from crawlscope.tui.frame_budget import FRAMES_PER_SECOND
 
 from .common import app_status, fail, has_terminal, open_report, summarise
-from .crawl_plan import add_plan_options, lecture_refusal, plan_from_args
+from .crawl_plan import add_plan_options, lecture_refusal, looked_before_drawing, plan_from_args
 from .monitor import announce
 from .options import crawl_config, demo_config, seconds
 
@@ -108,6 +108,11 @@ def main(args: argparse.Namespace) -> int:
         plan = plan_from_args(args, "tui")
     except PlanError as exc:
         return fail(str(exc))
+    if not args.screenshot and not has_terminal():
+        return fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
+    stop = looked_before_drawing(plan)
+    if stop is not None:
+        return stop
     from crawlscope.tui.app import CrawlScopeApp
     from crawlscope.tui.screenshot_run import take_screenshot
     from crawlscope.tui.startup import LiveCrawl
@@ -121,8 +126,6 @@ def main(args: argparse.Namespace) -> int:
             return fail(f"cannot write the screenshot: {exc}")
         print(f"crawlscope: screenshot saved to {saved}", file=sys.stderr)
         return 0
-    if not has_terminal():
-        return fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
     try:
         report_file = open_report(args.report)
     except OSError as exc:
