@@ -28,7 +28,7 @@ import signal
 import socket
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
@@ -36,9 +36,11 @@ from aiohttp import web
 from textual_serve.server import Server
 
 from crawlscope.engine.plan import CrawlEnded, CrawlPlan, MonitorSpot, OpenCrawl, PlanError
+from crawlscope.engine.records import describe_fault
 from crawlscope.engine.remote.monitor import Monitor
 from crawlscope.engine.remote.protocol import VIEWER_PARAM
 from crawlscope.engine.report import write_report
+from crawlscope.engine.text import printable
 from crawlscope.engine.trace.replay import ReplayedCrawl
 
 from .cluster_view import ClusterAttached
@@ -182,7 +184,7 @@ def serve_crawl(sock: socket.socket, plan: CrawlPlan, report: str | None) -> int
     """Crawl as `plan` says (its monitor is the one the tabs attach to) and serve it on
     `sock` until Ctrl-C; then the report to `report`, if given."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_crawl(sock, plan, report))
+        return asyncio.run(_serve_crawl(sock, plan, report))
     return 0
 
 
@@ -228,26 +230,54 @@ async def _serve_cluster(
     host = reachable(host)
     key = secrets.token_urlsafe(12)
     redis_url, password = without_password(redis)
-    async with contextlib.AsyncExitStack() as stack:
-        if plan is not None:
-            try:
-                crawl = await stack.enter_async_context(_crawling(plan, report))
-            except PlanError as exc:
-                print(f"crawlscope: {exc}", file=sys.stderr)
-                return 0 if isinstance(exc, CrawlEnded) else 2
-            if crawl.monitor is not None:
-                print(f"monitor: {crawl.monitor.url}", file=sys.stderr, flush=True)
-        password_file = None if password is None else stack.enter_context(secret_file(password))
-        pages = await cluster_web_app(host, port, redis_url, crawl_id, key, password_file)
-        await _pages_until(stop, pages, sock, f"http://{host}:{port}", key)
-    return 0
+
+    async def pages(crawl: OpenCrawl | None) -> None:
+        if crawl is not None and crawl.monitor is not None:
+            print(f"monitor: {crawl.monitor.url}", file=sys.stderr, flush=True)
+        with contextlib.ExitStack() as files:
+            password_file = None if password is None else files.enter_context(secret_file(password))
+            app = await cluster_web_app(host, port, redis_url, crawl_id, key, password_file)
+            await _pages_until(stop, app, sock, f"http://{host}:{port}", key)
+
+    if plan is None:  # only watched from here
+        await pages(None)
+        return 0
+    return await _serving(plan, report, pages)
 
 
-async def _serve_crawl(sock: socket.socket, plan: CrawlPlan, report: str | None) -> None:
+async def _serve_crawl(sock: socket.socket, plan: CrawlPlan, report: str | None) -> int:
     stop = _stop_on_signals()
-    async with _crawling(plan, report) as crawl:
+
+    async def pages(crawl: OpenCrawl) -> None:
         assert crawl.monitor is not None  # serve's plans always have one
         await _serve_monitor(stop, sock, crawl.monitor)
+
+    return await _serving(plan, report, pages)
+
+
+async def _serving(
+    plan: CrawlPlan, report: str | None, pages: Callable[[OpenCrawl], Awaitable[None]]
+) -> int:
+    """Open `plan` and crawl while `pages` serve it; then its report. The exit status: 2
+    if the plan could not be opened, 1 if a fault stopped the crawl (say --record's disk
+    filled), else 0; each reason said in a line."""
+    try:
+        async with plan.open() as crawl:
+            crawl.start()
+            try:
+                await pages(crawl)
+            finally:
+                await crawl.stop_and_wait()
+                if report:
+                    with open(report, "w", encoding="utf-8") as out:
+                        write_report(crawl.crawler, out)
+    except PlanError as exc:
+        print(f"crawlscope: {exc}", file=sys.stderr)
+        return 0 if isinstance(exc, CrawlEnded) else 2
+    faults = list(dict.fromkeys(describe_fault(f) for f in crawl.crawler.ledger.faults))
+    for line in faults:
+        print(f"crawlscope: {printable(line)}", file=sys.stderr)
+    return 1 if faults else 0
 
 
 async def _serve_replay(sock: socket.socket, replay: ReplayedCrawl, spot: MonitorSpot) -> None:
@@ -292,20 +322,6 @@ async def _pages_until(
         await stop.wait()
     finally:
         await runner.cleanup()
-
-
-@contextlib.asynccontextmanager
-async def _crawling(plan: CrawlPlan, report: str | None) -> AsyncIterator[OpenCrawl]:
-    """The crawl every browser watches, running until the block ends; then its report."""
-    async with plan.open() as crawl:
-        crawl.start()
-        try:
-            yield crawl
-        finally:
-            await crawl.stop_and_wait()
-            if report:
-                with open(report, "w", encoding="utf-8") as out:
-                    write_report(crawl.crawler, out)
 
 
 async def _play(replay: ReplayedCrawl) -> None:
