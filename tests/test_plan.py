@@ -217,6 +217,29 @@ async def test_record_state_and_monitor_mean_the_same_in_every_command(
     assert books.done + books.failed == len(fetched)
 
 
+async def test_serve_says_why_its_crawl_stopped_when_its_recording_cannot_be_written(
+    tmp_path: Path,
+) -> None:
+    async with (
+        DemoServer(SMALL) as site,
+        running("serve", site.url, "--port", "0", "--record", "/dev/full") as serve,
+    ):
+        viewer = RemoteCrawl((await serve.line("monitor: ")).split("?")[0])
+        task = asyncio.create_task(viewer.run())
+        await wait_until(viewer.ready.is_set, "the first frame", timeout=TIMEOUT)
+        # Stopped by the fault, or (a crawl quicker than a flush) ended before it.
+        await wait_until(
+            lambda: viewer.snapshot().phase in (Phase.STOPPED, Phase.FINISHED),
+            "the crawl's end",
+            timeout=TIMEOUT,
+        )
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert serve.process.returncode == 1
+    assert any("/dev/full" in line for line in serve.err), serve.err
+
+
 async def test_a_headless_crawl_starts_paused_and_a_viewer_resumes_it(tmp_path: Path) -> None:
     out = tmp_path / "records.jsonl"
     async with (
@@ -308,6 +331,10 @@ REDIS = "redis://127.0.0.1:9/0"
          "--monitor needs the asyncio engine (the lecture engines cannot take it)"),
         ([["crawl", ROOT], ["tui"], ["serve"]], ["--monitor", "127.0.0.1:x"],
          "--monitor: not a port number: 'x' (use [HOST:]PORT)"),
+        ([["crawl", ROOT], ["tui", ROOT, "--screenshot", "x.svg"], ["serve", ROOT, "--port", "0"]],
+         ["--redis", REDIS, "--crawl-id", "x"],
+         f"cannot reach Redis at {REDIS}: ConnectionError: Error 111 connecting to "
+         "127.0.0.1:9. Connect call failed ('127.0.0.1', 9)."),
         ([["crawl", ROOT], ["tui"], ["serve"]], ["--report", "/nonexistent/r.txt"],
          "cannot write the report: [Errno 2] No such file or directory: '/nonexistent/r.txt'"),
     ],
