@@ -335,6 +335,10 @@ REDIS = "redis://127.0.0.1:9/0"
          ["--redis", REDIS, "--crawl-id", "x"],
          f"cannot reach Redis at {REDIS}: ConnectionError: Error 111 connecting to "
          "127.0.0.1:9. Connect call failed ('127.0.0.1', 9)."),
+        ([["crawl", ROOT], ["tui"], ["serve"]], ["--lease", "5"],
+         "--lease goes with --redis: without it, it would tune nothing"),
+        ([["crawl", ROOT], ["tui"]], ["--max-viewers", "3"],
+         "--max-viewers goes with --monitor: without it, it would tune nothing"),
         ([["crawl", ROOT], ["tui"], ["serve"]], ["--report", "/nonexistent/r.txt"],
          "cannot write the report: [Errno 2] No such file or directory: '/nonexistent/r.txt'"),
     ],

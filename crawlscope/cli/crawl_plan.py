@@ -17,6 +17,7 @@ from crawlscope.engine.cluster.defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from crawlscope.engine.cluster.scripts import MAX_LEASE_MS
 from crawlscope.engine.config import ConfigError
 from crawlscope.engine.records import STDOUT
+from crawlscope.engine.remote.limits import MAX_VIEWERS
 from crawlscope.engine.sites.demo_config import DemoConfig
 
 from .attach import REDIS_PASSWORD_ENV, with_password
@@ -164,6 +165,9 @@ def plan_from_args(args: argparse.Namespace, command: str) -> CrawlPlan:
         raise PlanError("--fresh goes with --redis: it forgets a crawl kept in Redis")
     if args.redis and not args.roots:
         raise PlanError("--redis needs a ROOT: the demo site is this process's alone")
+    for flag, given, needs in _tuning(args, command):
+        if given:
+            raise PlanError(f"{flag} goes with {needs}: without it, it would tune nothing")
     if args.paused and command == "crawl" and not args.monitor:
         raise PlanError("--paused needs --monitor here: without a screen only a viewer resumes")
     try:
@@ -203,6 +207,20 @@ def looked_before_drawing(plan: CrawlPlan) -> int | None:
         print(f"crawlscope: {exc}", file=sys.stderr)
         return 2
     return None
+
+
+def _tuning(args: argparse.Namespace, command: str) -> list[tuple[str, bool, str]]:
+    """(option, whether it was set, the option it tunes) for the options that only tune
+    another; serve always has a monitor."""
+    return [
+        ("--max-viewers", args.max_viewers != MAX_VIEWERS and command != "serve"
+         and not args.monitor, "--monitor"),
+        ("--allow-origin", bool(args.allow_origin) and command != "serve"
+         and not args.monitor, "--monitor"),
+        ("--lease", args.lease != DEFAULT_LEASE and not args.redis, "--redis"),
+        ("--redis-patience", args.redis_patience != DEFAULT_PATIENCE and not args.redis,
+         "--redis"),
+    ]  # fmt: skip
 
 
 def crawl_only_refusal(args: argparse.Namespace, why: str) -> str | None:
