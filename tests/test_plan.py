@@ -339,6 +339,9 @@ REDIS = "redis://127.0.0.1:9/0"
          "--lease goes with --redis: without it, it would tune nothing"),
         ([["crawl", ROOT], ["tui"]], ["--max-viewers", "3"],
          "--max-viewers goes with --monitor: without it, it would tune nothing"),
+        ([["tui", ROOT], ["serve", ROOT]], ["--pages", "5"],
+         "the demo site's options (--pages, --latency, ...) go with no ROOT: the demo "
+         "site is served only when no ROOT is given"),
         ([["crawl", ROOT], ["tui"], ["serve"]], ["--report", "/nonexistent/r.txt"],
          "cannot write the report: [Errno 2] No such file or directory: '/nonexistent/r.txt'"),
     ],

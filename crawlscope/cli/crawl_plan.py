@@ -145,10 +145,15 @@ def lecture_refusal(args: argparse.Namespace) -> str | None:
     return None
 
 
-def plan_from_args(args: argparse.Namespace, command: str) -> CrawlPlan:
+def plan_from_args(
+    args: argparse.Namespace,
+    command: str,
+    demo_defaults: DemoConfig = DemoConfig(),  # noqa: B008
+) -> CrawlPlan:
     """The crawl `command` (crawl, tui or serve) was asked for; PlanError (one line) if
-    the options cannot make one. Nothing is opened but the monitor's socket, bound last
-    so its URL can be said before the crawl starts."""
+    the options cannot make one. `demo_defaults` are the demo options' defaults in this
+    command. Nothing is opened but the monitor's socket, bound last so its URL can be
+    said before the crawl starts."""
     from crawlscope.engine.plan import (
         STAND_IN_ROOT,
         CrawlPlan,
@@ -172,9 +177,14 @@ def plan_from_args(args: argparse.Namespace, command: str) -> CrawlPlan:
         raise PlanError("--paused needs --monitor here: without a screen only a viewer resumes")
     try:
         config = crawl_config(args, args.roots or [STAND_IN_ROOT])
-        demo = DemoConfig() if args.roots else demo_config(args)
+        demo = demo_config(args) if hasattr(args, "pages") else DemoConfig()
     except (ConfigError, ValueError) as exc:
         raise PlanError(str(exc)) from None
+    if args.roots and demo != demo_defaults:
+        raise PlanError(
+            "the demo site's options (--pages, --latency, ...) go with no ROOT: "
+            "the demo site is served only when no ROOT is given"
+        )
     plan = CrawlPlan(
         config, crawl_demo=not args.roots, demo=demo, state=args.state,
         shared=SharedFrontier(args.redis, args.crawl_id, args.lease, args.redis_patience,

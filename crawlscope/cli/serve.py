@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
                 raise PlanError("--redis and --crawl-id go together")
             _refuse_crawl_options(args, "--redis with no ROOT only watches the cluster crawl")
         else:
-            plan = plan_from_args(args, "serve")
+            plan = plan_from_args(args, "serve", DEMO_FOR_THE_EYE)
             stop = looked_before_drawing(plan)
             if stop is not None:
                 return stop

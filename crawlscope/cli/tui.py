@@ -105,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         # Made here, so a bad option is a one-line error before the screen opens.
-        plan = plan_from_args(args, "tui")
+        plan = plan_from_args(args, "tui", DEMO_FOR_THE_EYE)
     except PlanError as exc:
         return fail(str(exc))
     if not args.screenshot and not has_terminal():
