@@ -143,8 +143,8 @@ async def run_headless(
     crawl: OpenCrawl,
     verbose: bool = False,
     quiet: bool = False,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
     report: str | None = None,
 ) -> int:
     """Crawl an opened plan to the end or to a stop, then print the report; the exit
@@ -155,9 +155,11 @@ async def run_headless(
     SIGINT / SIGTERM stopped it (what finished is in the outputs and the report).
     EXIT_CLOSED_PIPE: a reader of an output went away; the process ends quietly.
 
-    With `report`, the whole report goes to that file and `out` gets the totals and
-    where the report went.
+    With `report`, the whole report goes to that file and `out` (stdout) gets the totals
+    and where the report went; `err` is stderr unless given.
     """
+    # Looked up now, not when this module was imported: a test may have swapped them since.
+    out, err = out or sys.stdout, err or sys.stderr
     crawler = crawl.crawler
     # Opened now, so a path that cannot be written fails before the crawl, not after it.
     report_file = open(report, "w", encoding="utf-8") if report else None  # noqa: SIM115

@@ -18,5 +18,5 @@ def add_monitor_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def announce(url: str, err: TextIO = sys.stderr) -> None:
-    print(f"monitor: {url}", file=err, flush=True)
+def announce(url: str, err: TextIO | None = None) -> None:
+    print(f"monitor: {url}", file=err or sys.stderr, flush=True)
