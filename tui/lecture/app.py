@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.lecture.live import Stage
+from crawlscope.engine.lecture.observe import LiveStage
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 
 from .stage_screen import StageScreen
@@ -46,6 +49,10 @@ ASYNCIO_INTRO = (
 )
 
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
+# Told of each stage as it opens, before it starts (a recorder, a monitor's relay).
+StageOpened = Callable[[LiveStage], None]
+# Entered once the app runs and left when it closes, on its loop (a monitor).
+Service = AbstractAsyncContextManager[object]
 
 
 class LectureApp(App[str]):
@@ -73,10 +80,13 @@ class LectureApp(App[str]):
         walk: bool = False,
         reproducible: bool = False,
         start: int = 0,
+        opened: Sequence[StageOpened] = (),
+        services: Sequence[Service] = (),
     ) -> None:
         """`walk`: the lecture (intros, and moving past the last stage ends the app with
         "next"); otherwise one stage, with no way to another. `start`: the index of the
-        stage shown first (the lecture comes back to stage 2 from stage 3)."""
+        stage shown first (the lecture comes back to stage 2 from stage 3). `opened` is
+        told of each stage as it opens; `services` run as long as the app does."""
         super().__init__()
         self.engines = tuple(engines)
         self.roots = tuple(roots)
@@ -86,11 +96,21 @@ class LectureApp(App[str]):
         self.walk = walk
         self.reproducible = reproducible
         self.index = start
+        self.opened = tuple(opened)
         self.error: str | None = None
         self._server: DemoServer | None = None
+        self._services = contextlib.AsyncExitStack()
+        self._service_list = tuple(services)
         self.last_stage: StageScreen | None = None  # its crawl is reported after the app
 
     async def on_mount(self) -> None:
+        try:
+            for service in self._service_list:
+                await self._services.enter_async_context(service)
+        except OSError as exc:
+            self.error = f"cannot start: {exc}"
+            self.exit("quit")
+            return
         if not self.roots:
             self._server = DemoServer(self.demo)
             try:
@@ -103,16 +123,19 @@ class LectureApp(App[str]):
         await self.push_screen(self._stage_screen())
 
     async def on_unmount(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._services.aclose()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await self._server.close()
 
     def _stage_screen(self) -> StageScreen:
         engine = self.engines[self.index]
+        stage = Stage(engine, self.make_config(self.roots), reproducible=self.reproducible)
+        for told in self.opened:
+            told(stage)
         self.last_stage = StageScreen(
-            engine,
-            self.roots,
-            self.make_config,
+            stage,
             stepping=self.stepping,
             intro=INTROS[engine] if self.walk else "",
             reproducible=self.reproducible,

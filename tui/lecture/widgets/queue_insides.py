@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.widgets import Static
 
+from crawlscope.engine.lecture.snapshot import QueueInsides as QueueInsidesView
 from crawlscope.engine.text import printable
 
 SHOWN_ITEMS = 4  # with the counters, getters and join: 9 lines, what the panel holds
-
-
-@dataclass(frozen=True, slots=True)
-class QueueInsidesView:
-    items: tuple[str, ...]  # URLs waiting, first out first
-    unfinished: int
-    getters: tuple[str, ...]  # who waits in get() (stage 2), or the idle slots (stage 1)
-    join: str  # the join Future's repr, or how stage 1 knows it is done
-    getters_title: str = "getters (waiting in get())"
 
 
 class QueueInsides(Static):
