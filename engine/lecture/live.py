@@ -9,6 +9,7 @@ the crawler's books. A screen, a recorder and a monitor read only what it gives.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import deque
 from typing import Any
@@ -249,3 +250,17 @@ class Stage:
         idle = tuple(f"slot {slot.id}" for slot in crawler.idle)
         join = "none: dispatch() ends the crawl once todo is empty and every slot is idle"
         return QueueInsides(items, crawler.unfinished, idle, join, "idle slots")
+
+
+async def drive(stage: Stage, most: int = 0) -> None:
+    """Run `stage` to its end (or `most` steps, if not 0) with no screen, on an asyncio
+    loop that serves what it crawls (the demo site, in-process): a step at a time, as
+    the screen runs it, so each step is told to the stage's listeners; a timer with no
+    socket watched is jumped to, as n does. Stopped if cut."""
+    stage.start(stepping=False)
+    try:
+        while not stage.over and not (most and stage.steps >= most):
+            # Nothing ready: the site's answer is on its way, from this very loop.
+            await asyncio.sleep(0 if stage.step_once(jump=True) else 0.002)
+    finally:
+        stage.close()

@@ -66,3 +66,26 @@ class LiveStage(ObservedStage, StageControls, Protocol):
     of the snapshot after each step."""
 
     listeners: list[StageListener]
+
+
+class RecordedStages(Protocol):
+    """A lecture played back (replay.py): every step it recorded, to move through."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """Seconds since the start of each step, never going back."""
+        ...
+
+    @property
+    def duration(self) -> float: ...
+
+    def at(self, index: int) -> StageSnapshot:
+        """The screen after the `index`-th step recorded."""
+        ...
+
+    def index_at(self, t: float) -> int:
+        """The last step recorded at or before `t` seconds."""
+        ...

@@ -19,11 +19,9 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.lecture.live import Stage
 from crawlscope.engine.lecture.observe import LiveStage
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.sites.demo_config import LECTURE_DEMO as LECTURE_DEMO
 
 from .stage_screen import StageScreen
-
-# Small and quick: a class should see the whole crawl in a few minutes of stepping.
-LECTURE_DEMO = DemoConfig(pages=30, links_per_page=4, latency=0.02)
 
 INTROS = {
     "callbacks": (
@@ -82,11 +80,13 @@ class LectureApp(App[str]):
         start: int = 0,
         opened: Sequence[StageOpened] = (),
         services: Sequence[Service] = (),
+        greeting: str = "",
     ) -> None:
         """`walk`: the lecture (intros, and moving past the last stage ends the app with
         "next"); otherwise one stage, with no way to another. `start`: the index of the
         stage shown first (the lecture comes back to stage 2 from stage 3). `opened` is
-        told of each stage as it opens; `services` run as long as the app does."""
+        told of each stage as it opens; `services` run as long as the app does; `greeting`
+        is said once on opening."""
         super().__init__()
         self.engines = tuple(engines)
         self.roots = tuple(roots)
@@ -97,6 +97,7 @@ class LectureApp(App[str]):
         self.reproducible = reproducible
         self.index = start
         self.opened = tuple(opened)
+        self.greeting = greeting
         self.error: str | None = None
         self._server: DemoServer | None = None
         self._services = contextlib.AsyncExitStack()
@@ -121,6 +122,8 @@ class LectureApp(App[str]):
                 return
             self.roots = (self._server.url,)
         await self.push_screen(self._stage_screen())
+        if self.greeting:
+            self.notify(self.greeting, title="monitor", timeout=30, markup=False)
 
     async def on_unmount(self) -> None:
         with contextlib.suppress(Exception):
