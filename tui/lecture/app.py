@@ -21,30 +21,9 @@ from crawlscope.engine.lecture.observe import LiveStage
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.sites.demo_config import LECTURE_DEMO as LECTURE_DEMO
 
+from .intros import ASYNCIO_INTRO as ASYNCIO_INTRO
+from .intros import INTROS
 from .stage_screen import StageScreen
-
-INTROS = {
-    "callbacks": (
-        "Stage 1: callbacks. One thread, one loop: select() says which sockets are ready, "
-        "and the loop calls the function registered for each. A fetch is a chain of those "
-        "callbacks (connected, then read_response), and its state lives in a Fetcher "
-        "object, because no stack survives from one callback to the next. Press n to run "
-        "one callback, ← to step back, p to let it run, → for stage 2."
-    ),
-    "generators": (
-        "Stage 2: coroutines from generators. Each worker is a generator that yields a "
-        "Future when it must wait; a Task drives it with send() and resumes it when that "
-        "Future is resolved. The yield-from chain below each task is its suspended stack, "
-        "the one callbacks lost. Press n to step, ← to step back, p to run, → stage 3."
-    ),
-}
-# What the lecture says before handing over to the main TUI (stage 3).
-ASYNCIO_INTRO = (
-    "Stage 3: asyncio. The same crawl written with async/await, aiohttp and asyncio's "
-    "Queue. The loop, the Futures and the Tasks are now the standard library's, so there "
-    "is no loop of ours to step: use slow motion (s) and pause (p) to watch it instead, "
-    "and ← to go back to stage 2."
-)
 
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
 # Told of each stage as it opens, before it starts (a recorder, a monitor's relay).

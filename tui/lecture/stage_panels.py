@@ -9,6 +9,8 @@ composed again for the other stage.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
@@ -37,12 +39,21 @@ Words = list[tuple[str, str]]  # (text, style) pieces of the status line
 class StagePanels(Screen[None]):
     """The status line, a stage's intro, its loop or tasks, its queue, the narration."""
 
-    def __init__(self, engine: str, *, intro: str = "", reproducible: bool = False) -> None:
-        """`reproducible` leaves out the figures that differ from run to run (fds, timer
-        figures, line offsets), for snapshots."""
+    def __init__(
+        self,
+        engine: str,
+        *,
+        intro: str = "",
+        intros: Mapping[str, str] | None = None,
+        reproducible: bool = False,
+    ) -> None:
+        """`intros`: each stage's paragraph, for a screen that moves between stages (else
+        `intro` alone). `reproducible` leaves out the figures that differ from run to
+        run (fds, timer figures, line offsets), for snapshots."""
         super().__init__()
         self.engine = Engine(engine)  # ValueError for an engine with no stage screen
-        self.intro = intro
+        self.intros = intros
+        self.intro = intro if intros is None else intros.get(self.engine, "")
         self.reproducible = reproducible
         self.shown: StageSnapshot | None = None  # the snapshot on screen now
 
@@ -83,6 +94,8 @@ class StagePanels(Screen[None]):
         """Show `snap`, first composing the panels again if it is of another stage."""
         if snap.engine is not self.engine:
             self.engine = snap.engine
+            if self.intros is not None:
+                self.intro = self.intros.get(self.engine, "")
             self.shown = None
             await self.recompose()
         self.show(snap)

@@ -15,6 +15,7 @@ from crawlscope.engine.lecture.observe import RecordedStages
 
 from ..keys import TRANSPORT, bindings
 from ..widgets.replay_bar import ReplayBar, ReplayView
+from .intros import INTROS
 from .stage_panels import StagePanels, Words, over_word
 
 FRAMES_PER_SECOND = 15.0
@@ -30,7 +31,7 @@ class StageReplayScreen(StagePanels):
     def __init__(
         self, recording: RecordedStages, *, paused: bool = False, reproducible: bool = False
     ) -> None:
-        super().__init__(recording.at(0).engine, reproducible=reproducible)
+        super().__init__(recording.at(0).engine, intros=INTROS, reproducible=reproducible)
         self.recording = recording
         self.playing = not paused
         self.speed = 1.0

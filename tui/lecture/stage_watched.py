@@ -18,6 +18,7 @@ from crawlscope.engine.lecture.snapshot import Engine
 from crawlscope.engine.remote.lecture_client import RemoteLecture
 
 from ..attach import WatchBar, WatchView
+from .intros import INTROS
 from .stage_panels import StagePanels, Words, over_word
 
 FRAMES_PER_SECOND = 15.0
@@ -34,7 +35,7 @@ class StageWatchedScreen(StagePanels):
         *,
         reproducible: bool = False,
     ) -> None:
-        super().__init__(Engine.CALLBACKS, reproducible=reproducible)
+        super().__init__(Engine.CALLBACKS, intros=INTROS, reproducible=reproducible)
         self.stage = stage
         self.ready = ready
         self.who_watches = who_watches
