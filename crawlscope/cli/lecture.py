@@ -136,6 +136,7 @@ def _on_screen(
     config = _config(args)
     opened: list[StageOpened] = [] if recorder is None else [recorder.follow]
     serve = _serving(place, opened)
+    greeting = _monitor_words(place)
     start = 0
     while True:
         lecture = LectureApp(
@@ -145,7 +146,7 @@ def _on_screen(
             start=start,
             opened=opened,
             services=serve(),
-            greeting=_monitor_words(place),
+            greeting=greeting,
         )
         if lecture.run() != "next":
             return 1 if lecture.error else app_status(lecture)

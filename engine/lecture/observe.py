@@ -1,10 +1,11 @@
 """The contract between a lecture stage and the screen that shows it, as engine/observe.py
 is for the crawl.
 
-The lecture screen depends on these protocols, never on a stage's classes: a stage
-crawling here (live.py) satisfies both; a recording played back (replay.py) and a stage
-watched from another process (remote/lecture_client.py) satisfy the first only, and the
-screen offers the keys that drive a stage only to a source that has controls.
+The lecture screen depends on these protocols and on the snapshots of snapshot.py, never
+on a stage's classes: a stage crawling here (live.py) is observed and driven; a recording
+played back (replay.py) is moved through, step by step; a stage watched from another
+process (remote/lecture_client.py) is its last snapshot. Only the first has keys that
+drive it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A lecture watched from another process: `RemoteLecture` is an ObservedStage whose
-snapshots come from a lecture's monitor (lecture_monitor.py), read-only.
+"""A lecture watched from another process: `RemoteLecture.stage` is the last stage
+snapshot a lecture's monitor (lecture_monitor.py) sent, read-only.
 
 The crawl's viewer (client.py) does the connecting, its caps, the reconnecting and the
 refusals; this one reads the lecture's hello and its stage frames instead, each through
@@ -25,13 +25,7 @@ class RemoteLecture(RemoteCrawl):
 
     def __init__(self, url: str) -> None:
         super().__init__(url)
-        self.stage: StageSnapshot | None = None
-
-    def snapshot(self) -> StageSnapshot:  # type: ignore[override]
-        """The stage as of the last frame (ObservedStage; not a crawl's snapshot)."""
-        if self.stage is None:
-            raise RuntimeError("no frame from the monitor yet: wait for `ready`")
-        return self.stage
+        self.stage: StageSnapshot | None = None  # None until the first frame
 
     def _take(self, text: str) -> bool:
         try:

@@ -48,6 +48,7 @@ class LectureMonitor(Monitor):
     ) -> None:
         super().__init__(None, None, sock, token=token, limits=limits)
         self.relay = relay
+        self._last = ""  # the last frame sent
 
     def _hello(self, viewer: Viewer) -> dict[str, Any]:
         return {"kind": "hello", "version": VERSION, "lecture": LECTURE_VERSION,
@@ -57,7 +58,11 @@ class LectureMonitor(Monitor):
         stage = self.relay.stage
         if stage is None:
             return  # no stage open yet (the demo site is starting): nothing to show
-        self.frames += 1
         frame = {"kind": "stage", "snapshot": stage.snapshot().to_plain(), "viewers": self.viewers}
         text = json.dumps(frame, ensure_ascii=True)
-        self._send_all(text, lambda: text)
+        # A frozen stage (step mode, between keys) changes nothing for minutes: only a
+        # viewer that has no frame yet is sent one then.
+        changed, self._last = text != self._last, text
+        if changed:
+            self.frames += 1
+        self._send_all(text if changed else None, lambda: text)

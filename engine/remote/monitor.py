@@ -499,9 +499,10 @@ class Monitor:
 
         self._send_all(shared, first)
 
-    def _send_all(self, shared: str, first: Callable[[], str]) -> None:
-        """Queue `shared` for every viewer, and `first()` (made once) instead for each
-        viewer that has had no frame yet; then drop those furthest behind."""
+    def _send_all(self, shared: str | None, first: Callable[[], str]) -> None:
+        """Queue `shared` for every viewer (None: for none), and `first()` (made once)
+        instead for each viewer that has had no frame yet; then drop those furthest
+        behind."""
         whole: str | None = None
         backlog: list[tuple[int, Viewer]] = []
         for viewer in list(self._viewers):
@@ -510,6 +511,8 @@ class Monitor:
                 if whole is None:
                     whole = first()
                 text, viewer.fresh = whole, False
+            if text is None:
+                continue
             behind = self._queue(viewer, text)
             if behind:
                 backlog.append((behind, viewer))

@@ -13,8 +13,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from crawlscope.engine.lecture.observe import ObservedStage
-from crawlscope.engine.lecture.snapshot import Engine
+from crawlscope.engine.lecture.snapshot import Engine, StageSnapshot
 from crawlscope.engine.remote.lecture_client import RemoteLecture
 
 from ..attach import WatchBar, WatchView
@@ -25,19 +24,17 @@ FRAMES_PER_SECOND = 15.0
 
 
 class StageWatchedScreen(StagePanels):
-    """Shows `stage` once `ready()` says a snapshot came, and `who_watches()` below it."""
+    """Shows the snapshot `latest()` gives (none yet: None), and `who_watches()` below."""
 
     def __init__(
         self,
-        stage: ObservedStage,
-        ready: Callable[[], bool],
+        latest: Callable[[], StageSnapshot | None],
         who_watches: Callable[[], WatchView],
         *,
         reproducible: bool = False,
     ) -> None:
         super().__init__(Engine.CALLBACKS, intros=INTROS, reproducible=reproducible)
-        self.stage = stage
-        self.ready = ready
+        self.latest = latest
         self.who_watches = who_watches
         self.draws = 0  # snapshots drawn
 
@@ -48,11 +45,10 @@ class StageWatchedScreen(StagePanels):
         self.set_interval(1 / FRAMES_PER_SECOND, self._tick)
 
     async def _tick(self) -> None:
-        if self.ready():
-            snap = self.stage.snapshot()
-            if snap != self.shown:
-                await self.show_stage(snap)
-                self.draws += 1
+        snap = self.latest()
+        if snap is not None and snap != self.shown:
+            await self.show_stage(snap)
+            self.draws += 1
         self.query_one(WatchBar).show(self.who_watches())
 
     def status_words(self) -> tuple[str, str, Words]:
@@ -83,8 +79,7 @@ class LectureWatchApp(App[int]):
     def get_default_screen(self) -> Screen[None]:
         remote = self.remote
         return StageWatchedScreen(
-            remote,
-            remote.ready.is_set,
+            lambda: remote.stage,
             lambda: WatchView(
                 "attached", remote.link.value, remote.why, True, remote.viewers, remote.bad
             ),
