@@ -140,6 +140,12 @@ BAD: dict[str, tuple[object, str]] = {
         lambda r: "\n".join([good_lines(r)[0], "[" * 100_000 + "]" * 100_000]),
         ":2: JSON nested too deeply",
     ),
+    "too many rows": (
+        lambda r: bad_snapshot(
+            r, {"fetched": [{"url": "/", "status": 200, "error": None}] * 10_001}
+        ),
+        ":3: snapshot.fetched has more than 10000 entries",
+    ),
     "no steps": (lambda r: good_lines(r)[0] + "\n", ": a lecture recording with no step in it"),
     "not UTF-8": (
         lambda r: good_lines(r)[0] + "\n\xff",

@@ -4,7 +4,6 @@ with --record (played by `crawlscope replay`), watched with --monitor (by `attac
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from crawlscope.engine.config import CrawlConfig
 
-from .common import app_status, fail, has_terminal, summarise
+from .common import app_status, fail, has_terminal, run, summarise
 from .monitor import MonitorPlace, bind_monitor
 from .options import whole_number
 
@@ -82,8 +81,9 @@ def main(args: argparse.Namespace) -> int:
             return fail(f"cannot write the recording {args.record}: {exc.strerror or exc}")
     try:
         if args.headless:
-            assert recorder is not None
-            code = asyncio.run(_headless(args, recorder))
+            kept = recorder
+            assert kept is not None  # --headless needs --record, checked above
+            code = run(lambda: _headless(args, kept))
         else:
             code = _on_screen(args, recorder, place)
     finally:

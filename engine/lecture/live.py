@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import deque
+from itertools import islice
 from typing import Any
 
 from ..config import CrawlConfig
@@ -23,6 +24,7 @@ from ..text import printable
 from .narration import narrate
 from .observe import StageListener
 from .snapshot import (
+    QUEUE_ITEMS,
     ChainLink,
     Engine,
     Fetched,
@@ -242,14 +244,14 @@ class Stage:
         join = repr(q.join_future)
         if crawler.main is not None and crawler.main.waiting_on is q.join_future:
             join += "  ← crawl waits"
-        items = tuple(self._short(url) or url for url, _ in q.items)
-        return QueueInsides(items, q.unfinished, getters, join)
+        items = tuple(self._short(url) or url for url, _ in islice(q.items, QUEUE_ITEMS))
+        return QueueInsides(items, len(q.items), q.unfinished, getters, join)
 
     def _callback_queue(self, crawler: CallbackCrawler) -> QueueInsides:
-        items = tuple(self._short(url) or url for url, _ in crawler.todo)
+        items = tuple(self._short(url) or url for url, _ in islice(crawler.todo, QUEUE_ITEMS))
         idle = tuple(f"slot {slot.id}" for slot in crawler.idle)
         join = "none: dispatch() ends the crawl once todo is empty and every slot is idle"
-        return QueueInsides(items, crawler.unfinished, idle, join, "idle slots")
+        return QueueInsides(items, len(crawler.todo), crawler.unfinished, idle, join, "idle slots")
 
 
 async def drive(stage: Stage, most: int = 0) -> None:

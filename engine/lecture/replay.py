@@ -20,7 +20,8 @@ from ..trace.validation import BadEvent, parse_line
 from .recording import FORMAT_VERSION, RECORDING
 from .snapshot import StageSnapshot
 
-MAX_BYTES = 256 * 1024 * 1024  # a lecture of a whole hour, stepped fast, is some tens of MB
+# A step is some kB: an hour's lecture run to the end again and again stays well within.
+MAX_BYTES = 64 * 1024 * 1024
 MAX_LINE = 1024 * 1024  # one step's snapshot is a few kB
 MAX_STEPS = 500_000
 PEEK = 4096  # bytes read to tell a lecture's recording from a crawl's
@@ -77,7 +78,7 @@ def load_lecture(path: str | Path) -> RecordedLecture:
     except OSError as exc:
         raise LectureReplayError(f"cannot read {shown}: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:
-        raise LectureReplayError(f"{shown} is too big for a lecture recording (over 256 MiB)")
+        raise LectureReplayError(f"{shown} is too big for a lecture recording (over 64 MiB)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

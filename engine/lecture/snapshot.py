@@ -18,6 +18,12 @@ from typing import Any
 from ..plain import BadMessage, decode
 from ..snapshot import Accounting, Phase
 
+QUEUE_ITEMS = 10  # the queue's first URLs a snapshot holds (the panel shows 4 and a count)
+# What a snapshot from a file or a socket may hold in any list: far more than a stage has
+# (its workers, sockets and timers number max_tasks or so), few enough to draw.
+MOST_ROWS = 10_000
+MOST_LINKS = 64  # a generator chain's depth (stage_generators.suspension stops there)
+
 
 class Engine(StrEnum):
     """The stages a lecture screen steps (stage 3 is asyncio's loop: not ours to step)."""
@@ -87,7 +93,8 @@ class TaskInsides:
 
 @dataclass(frozen=True, slots=True)
 class QueueInsides:
-    items: tuple[str, ...]  # URLs waiting, first out first
+    items: tuple[str, ...]  # the first QUEUE_ITEMS URLs waiting, first out first
+    size: int  # URLs waiting
     unfinished: int
     getters: tuple[str, ...]  # who waits in get() (stage 2), or the idle slots (stage 1)
     join: str  # the join Future's repr, or how stage 1 knows it is done
@@ -136,6 +143,16 @@ class StageSnapshot:
         """The inverse of to_plain, for data from another process or a file: BadMessage
         names the first field that is wrong; every string comes back escaped."""
         snap: StageSnapshot = decode(cls, plain, where)
-        if snap.steps < 0 or snap.queue.unfinished < 0:
+        if min(snap.steps, snap.queue.size, snap.queue.unfinished) < 0:
             raise BadMessage(f"{where} has a count below 0")
+        loop, queue = snap.loop, snap.queue
+        rows = {"loop.registered": loop.registered, "loop.timers": loop.timers,
+                "loop.ready": loop.ready, "loop.slots": loop.slots, "tasks": snap.tasks,
+                "queue.items": queue.items, "queue.getters": queue.getters,
+                "recent": snap.recent, "fetched": snap.fetched}  # fmt: skip
+        for name, held in rows.items():
+            if len(held) > MOST_ROWS:
+                raise BadMessage(f"{where}.{name} has more than {MOST_ROWS} entries")
+        if any(len(task.links) > MOST_LINKS for task in snap.tasks):
+            raise BadMessage(f"{where}.tasks has a chain deeper than {MOST_LINKS}")
         return snap

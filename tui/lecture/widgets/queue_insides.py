@@ -25,12 +25,12 @@ class QueueInsides(Static):
     @staticmethod
     def _render_view(view: QueueInsidesView) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"items {len(view.items)}", "bold")
+        text.append(f"items {view.size}", "bold")
         text.append(f"   unfinished {view.unfinished}\n", "bold")
         for url in view.items[:SHOWN_ITEMS]:
             text.append("  " + printable(url, 60) + "\n")
-        if len(view.items) > SHOWN_ITEMS:
-            text.append(f"  … {len(view.items) - SHOWN_ITEMS} more\n", "dim")
+        if view.size > SHOWN_ITEMS:
+            text.append(f"  … {view.size - SHOWN_ITEMS} more\n", "dim")
         text.append(f"{view.getters_title} {len(view.getters)}\n", "bold")
         if view.getters:
             text.append("  " + ", ".join(view.getters) + "\n")
