@@ -166,3 +166,11 @@ def test_a_bad_recording_is_one_line_and_status_2(
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"crawlscope: {path}{expected}"), result.stderr
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_a_recording_that_cannot_be_written_is_said_at_once() -> None:
+    result = run_cli("lecture", "--record", "/dev/full", "--headless")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "crawlscope: cannot write the recording /dev/full: No space left on device\n"
+    )

@@ -79,6 +79,8 @@ def main(args: argparse.Namespace) -> int:
             recorder = LectureRecorder(args.record)
         except OSError as exc:
             return fail(f"cannot write the recording {args.record}: {exc.strerror or exc}")
+        if recorder.failure:  # its first line could not be written (a full disk)
+            return fail(recorder.failure)
     try:
         if args.headless:
             kept = recorder
