@@ -151,7 +151,10 @@ def _on_screen(
             greeting=greeting,
         )
         if lecture.run() != "next":
-            return 1 if lecture.error else app_status(lecture)
+            if lecture.error:
+                print(f"crawlscope: {lecture.error}", file=sys.stderr)
+                return 1
+            return app_status(lecture)
         # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
         live = LiveCrawl(make_config=config, slowmo=0.25)
         app = AsyncioStage(live, greeting=ASYNCIO_INTRO)

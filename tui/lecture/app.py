@@ -102,7 +102,7 @@ class LectureApp(App[str]):
             self.roots = (self._server.url,)
         await self.push_screen(self._stage_screen())
         if self.greeting:
-            self.notify(self.greeting, title="monitor", timeout=30, markup=False)
+            self.notify(self.greeting, timeout=30, markup=False)
 
     async def on_unmount(self) -> None:
         with contextlib.suppress(Exception):
