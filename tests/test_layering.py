@@ -133,3 +133,58 @@ def test_the_contract_scan_sees_relative_and_nested_imports(tmp_path: Path) -> N
         }
     finally:
         widget.unlink()
+
+
+# ---- the lecture's contract ------------------------------------------------------------
+#
+# The lecture screens (tui/lecture/) know a stage only through engine/lecture/observe.py
+# and snapshot.py, as the crawl's screens know a crawl through engine/observe.py: none
+# imports a stage's loop, queue or task classes, so the same panels show a stage crawling
+# here, a recording and a stage in another process. The lecture app opens the live stage
+# for `crawlscope tui --engine ...`, which hands it only a config: it, and nothing else
+# there, may import engine/lecture/live.py (the one reader of a stage's insides).
+LECTURE = TUI / "lecture"
+LECTURE_CONTRACT = {"crawlscope.engine.lecture.observe", "crawlscope.engine.lecture.snapshot"}
+LECTURE_OPENERS = {"app.py": {"crawlscope.engine.lecture.live"}}
+
+
+def lecture_imports(path: Path) -> set[str]:
+    """The engine/lecture modules `path` imports (a name from one counts as the module)."""
+    return {
+        ".".join(name.split(".")[:4])
+        for name in engine_imports(path)
+        if name.startswith("crawlscope.engine.lecture.")
+    }
+
+
+def test_the_lecture_screens_import_only_the_stage_contract() -> None:
+    files = sorted(LECTURE.rglob("*.py"))
+    assert LECTURE / "stage_screen.py" in files and LECTURE / "widgets" / "task_chains.py" in files
+    beyond = {}
+    for path in files:
+        allowed = LECTURE_CONTRACT | LECTURE_OPENERS.get(str(path.relative_to(LECTURE)), set())
+        extra = lecture_imports(path) - allowed
+        if extra:
+            beyond[str(path.relative_to(LECTURE))] = extra
+    assert not beyond, beyond
+
+
+def test_the_lecture_scan_sees_a_stage_class_however_it_is_imported() -> None:
+    # As stage_screen.py once did, and the ways a later one might.
+    probe = LECTURE / "probe_for_the_test.py"
+    assert not probe.exists()
+    probe.write_text(
+        "from crawlscope.engine.lecture.stage_generators import GeneratorCrawler\n"
+        "from crawlscope.engine.lecture import stages\n"
+        "def f():\n    from ...engine.lecture.stage_callbacks import CallbackCrawler\n"
+        "import crawlscope.engine.lecture.snapshot\n"
+    )
+    try:
+        assert lecture_imports(probe) == {
+            "crawlscope.engine.lecture.stage_generators",
+            "crawlscope.engine.lecture.stages",
+            "crawlscope.engine.lecture.stage_callbacks",
+            "crawlscope.engine.lecture.snapshot",
+        }
+    finally:
+        probe.unlink()
