@@ -30,12 +30,13 @@ from .frontier import Frontier, MemoryFrontier
 from .introspect import suspension_point
 from .ledger import Answer, Ledger, Listeners
 from .links import parse_links
-from .politeness import HostGate, RobotsCache, crawl_delay_note, origin_of
+from .politeness import HostGate, RobotsCache, crawl_delay_note
 from .records import Fault, FetchRecord, describe_exception, media_type
 from .redirects import Chain
 from .sitemaps import SitemapLimits, SitemapReader
 from .snapshot import Accounting, Phase, Snapshot
 from .turns import Turns
+from .urls import origin_of
 from .workers import Worker, WorkerState, WorkerView
 
 # Pages this big are parsed in a thread; smaller ones are faster parsed in place.

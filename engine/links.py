@@ -235,27 +235,36 @@ class _Kept(NamedTuple):
     decoder: Callable[..., codecs.IncrementalDecoder] | None
 
 
-# lxml parsers kept for reuse, per encoding (it is set when a parser is made), shared by
-# every thread: a parse takes an idle one and gives it back when the page is done, so no
-# two threads ever feed one parser at once. A parser and its parse context hold each
-# other, so one made for each page was a cycle only the collector could free: with the
-# target and bs4's soup, 30 objects a page. They made 18 of the 23 young collections of a
-# 5,000-page crawl, whose collections then took 6% to 10% of its time (bench/README.md).
-# They were kept per thread once: then each crawl's parse threads, which end after it,
-# left theirs to the collector, at a moment of their own (inside a later parse, say).
-# Now a parser is dropped only past these bounds, or after a failed parse.
-_ENCODINGS_KEPT = 8  # the least recently used encoding's parsers go to make room
-_IDLE_PER_ENCODING = 8  # parses of one encoding at once: the loop and the parse threads
-_idle: dict[str | None, list[_Kept]] = {}  # encoding -> idle parsers, last used last
+# lxml parsers kept for reuse: one per (thread, encoding), in one table for the process.
+# A parser and its parse context hold each other, so one made for each page was a cycle
+# only the collector could free: with the target and bs4's soup, 30 objects a page. They
+# made 18 of the 23 young collections of a 5,000-page crawl, whose collections then took
+# 6% to 10% of its time (bench/README.md).
+#
+# A parser is only ever fed by the thread that made it (or, once that thread has ended,
+# by the next thread given its ident). lxml points a parser at the string dictionary of
+# the thread feeding it, but only after libxml2 has reset the parser against the old
+# one: a parser handed from a thread to another while the first was parsing had both
+# threads in one dictionary at once, outside the GIL, and libxml2's dictionaries are not
+# thread-safe. The suite saw a link lost from a page that way, once in seven runs.
+#
+# The table outlives its threads on purpose: kept per thread in thread-local storage,
+# each crawl's parse threads left their parsers to the collector when they ended, at a
+# moment of its own (inside a later parse, say). A thread's parsers go only past these
+# bounds, least recently used first, or after a failed parse.
+_THREADS_KEPT = 16  # more threads than a process parses in at once (crawler.PARSE_THREADS)
+_ENCODINGS_KEPT = 8  # per thread
+_idle: dict[int, dict[str | None, _Kept]] = {}  # thread ident -> encoding -> its parser
 _idle_lock = threading.Lock()
 
 
 def _take_parser(encoding: str | None) -> _Kept:
-    """An idle parser for `encoding`, this thread's until `_give_back`; made if none is."""
+    """This thread's idle parser for `encoding`, its own until `_give_back`; made if none is."""
     with _idle_lock:
-        idle = _idle.get(encoding)
-        if idle:
-            return idle.pop()
+        mine = _idle.get(threading.get_ident())
+        kept = mine.pop(encoding, None) if mine else None
+    if kept is not None:
+        return kept
     target = _TagTarget()
     try:
         parser = etree.HTMLParser(target=target, recover=True, encoding=encoding)
@@ -271,15 +280,18 @@ def _take_parser(encoding: str | None) -> _Kept:
 
 
 def _give_back(encoding: str | None, kept: _Kept) -> None:
+    ident = threading.get_ident()
     with _idle_lock:
-        idle = _idle.pop(encoding, None)
-        if idle is None:
-            idle = []
-            if len(_idle) >= _ENCODINGS_KEPT:
+        mine = _idle.pop(ident, None)  # put back last: the most recently used
+        if mine is None:
+            mine = {}
+            if len(_idle) >= _THREADS_KEPT:
                 del _idle[next(iter(_idle))]
-        _idle[encoding] = idle  # last: the most recently used
-        if len(idle) < _IDLE_PER_ENCODING:
-            idle.append(kept)
+        _idle[ident] = mine
+        mine.pop(encoding, None)
+        if len(mine) >= _ENCODINGS_KEPT:
+            del mine[next(iter(mine))]
+        mine[encoding] = kept
 
 
 class _LinkBuilder(LXMLTreeBuilder):

@@ -1,10 +1,11 @@
 """The contract between a crawl and whoever watches or steers it.
 
-A viewer depends on these two protocols, never on a class: the live `Crawler` satisfies
-both; a recording played back (`trace.replay.ReplayedCrawl`) satisfies the first only,
-and so will a crawl in another process or a whole cluster, with controls where steering
-is allowed. A source that cannot be steered simply offers no `CrawlControls`, and a
-screen greys out the keys by asking for them, not by checking what class it has.
+A viewer depends on these protocols, never on a class: the live `Crawler` satisfies the
+first two; a recording played back (`trace.replay.ReplayedCrawl`) satisfies the first,
+and `PlayedBack`, which moves it in time; and so will a crawl in another process or a
+whole cluster, with controls where steering is allowed. A source that cannot be steered
+simply offers no `CrawlControls`, and a screen greys out the keys by asking for them,
+not by checking what class it has.
 """
 
 from __future__ import annotations
@@ -63,3 +64,29 @@ class CrawlControls(Protocol):
     def set_slowmo(self, seconds: float) -> None: ...
 
     def stop(self) -> None: ...
+
+
+class PlayedBack(ObservedCrawl, Protocol):
+    """A crawl played back from a recording: watched like any other, and moved in time
+    by the transport keys and the scrubber."""
+
+    position: float  # seconds of the crawl's clock the screen shows
+    duration: float  # the recording's length, on the same clock
+
+    @property
+    def events(self) -> Sequence[object]:
+        """Everything recorded, in order: what goto's index counts."""
+        ...
+
+    @property
+    def index(self) -> int:
+        """How many events the screen shows the effect of."""
+        ...
+
+    def seek(self, t: float) -> None:
+        """Show the crawl as it was at `t` seconds (clamped to the recording)."""
+        ...
+
+    def goto(self, index: int) -> None:
+        """Show the crawl as it was after its first `index` events (clamped)."""
+        ...

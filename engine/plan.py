@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import socket
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
@@ -28,8 +27,8 @@ from .crawler import Crawler
 from .feeds import FeedWriter, check_formats, open_feed
 from .observe import CrawlControls, ObservedCrawl
 from .records import STDOUT, OutputError
-from .remote.limits import DEFAULT_LIMITS, ViewerLimits
-from .remote.monitor import Monitor, socket_url
+from .remote.monitor import Monitor
+from .remote.spot import MonitorSpot
 from .sites.demo import DemoServer
 from .sites.demo_config import DemoConfig
 from .trace.recording import Recorder
@@ -57,21 +56,6 @@ class SharedFrontier:
     lease: float
     patience: float
     fresh: bool = False  # forget what Redis holds of this crawl first
-
-
-@dataclass
-class MonitorSpot:
-    """Where viewers reach the crawl: a socket bound already (so its URL could be said
-    before anything started), the token that steers, and what viewers may cost."""
-
-    sock: socket.socket
-    token: str
-    limits: ViewerLimits = DEFAULT_LIMITS
-
-    @property
-    def url(self) -> str:
-        """The URL that steers (it carries the token)."""
-        return socket_url(self.sock, self.token)
 
 
 @dataclass

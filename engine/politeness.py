@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import aiohttp
 from protego import Protego
-from yarl import URL
 
 from .config import DEFAULT_MAX_CRAWL_DELAY
 from .records import describe_exception
 from .text import printable
+from .urls import origin_of as origin_of  # until its last users import it from urls
 
 ROBOTS_AGENT = "crawlscope"  # the product token robots.txt rules are matched against
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309 lets a crawler stop parsing after 500 KiB
@@ -176,11 +176,6 @@ class RobotsCache:
             note = f"unreachable ({describe_exception(exc)})"
             return RobotsRules(None, disallow_all=True, note=note)
         return parse_robots(body)
-
-
-def origin_of(url: str) -> str:
-    """scheme://host[:port], the unit robots.txt and the per-host limit apply to."""
-    return str(URL(url).origin())
 
 
 class HostGate:

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import aiohttp
 from lxml import etree  # type: ignore[import-untyped]
 
-from .politeness import RobotsCache, origin_of
+from .politeness import RobotsCache
 from .records import describe_exception
 from .text import printable
-from .urls import normalize
+from .urls import normalize, origin_of
 
 # Sitemap files read per crawl, indexes included: an index of indexes cannot make a crawl
 # read sitemaps forever.

@@ -50,6 +50,11 @@ def normalize(url: str, base: str | URL | None = None) -> str | None:
         return None
 
 
+def origin_of(url: str) -> str:
+    """scheme://host[:port], the unit robots.txt and the per-host limit apply to."""
+    return str(URL(url).origin())
+
+
 def host_of(url: str) -> str:
     return urlsplit(url).hostname or ""
 

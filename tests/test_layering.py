@@ -3,11 +3,15 @@ The command line imports it only in the commands that draw, when they do."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import crawlscope.engine
+import crawlscope.tui
 
 
 def engine_modules() -> list[str]:
@@ -53,3 +57,134 @@ def test_the_command_line_imports_the_screen_only_to_draw() -> None:
     modules = [info.name for info in pkgutil.walk_packages(crawlscope.cli.__path__, prefix)]
     assert f"{prefix}crawl" in modules and f"{prefix}headless" in modules
     assert ui_after_importing(modules) == []
+
+
+# ---- contracts: what the drawing code may know of the engine -----------------------------
+#
+# The widgets and screens draw a crawl they are handed (engine/observe.py's ObservedCrawl,
+# live, replayed, remote or clustered alike), so they may import only the modules that
+# describe one: its protocol, its plain data, and pure functions of that data. Not the
+# crawler, the frontier, the network or the cluster: a screen that reached into those
+# would work for the live crawl and break for every other.
+CONTRACT = {
+    "crawlscope.engine.config",  # the config a crawl reports (ObservedCrawl.config)
+    "crawlscope.engine.observe",
+    "crawlscope.engine.records",
+    "crawlscope.engine.redirects",
+    "crawlscope.engine.snapshot",
+    "crawlscope.engine.text",
+    "crawlscope.engine.urls",
+    "crawlscope.engine.workers",
+}
+TUI = Path(crawlscope.tui.__file__).parent
+DRAWING = sorted([*(TUI / "widgets").glob("*.py"), *(TUI / "screens").glob("*.py")])
+
+
+def engine_imports(path: Path) -> set[str]:
+    """The crawlscope.engine modules `path` imports, at any depth of its code."""
+    package = "crawlscope." + ".".join(path.relative_to(TUI.parent).with_suffix("").parts[:-1])
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            # "from crawlscope.engine import snapshot" imports a module from a package.
+            names = [base]
+            if _is_package(base):
+                names = [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(name for name in names if name.startswith("crawlscope.engine."))
+    return found
+
+
+def _is_package(name: str) -> bool:
+    spec = importlib.util.find_spec(name)
+    return spec is not None and spec.submodule_search_locations is not None
+
+
+def test_the_drawing_code_imports_only_the_contract_from_the_engine() -> None:
+    assert len(DRAWING) > 10
+    seen: set[str] = set()
+    beyond: dict[str, set[str]] = {}
+    for path in DRAWING:
+        modules = engine_imports(path)
+        seen |= modules
+        if modules - CONTRACT:
+            beyond[path.name] = modules - CONTRACT
+    assert not beyond, beyond
+    # The scan finds what is there: the contract's core is imported, by name.
+    assert {"crawlscope.engine.observe", "crawlscope.engine.snapshot"} <= seen
+
+
+def test_the_contract_scan_sees_relative_and_nested_imports(tmp_path: Path) -> None:
+    widget = TUI / "widgets" / "probe_for_the_test.py"
+    assert not widget.exists()
+    code = "def f():\n    from ...engine import crawler\n    import crawlscope.engine.frontier\n"
+    widget.write_text(code)
+    try:
+        assert engine_imports(widget) == {
+            "crawlscope.engine.crawler",
+            "crawlscope.engine.frontier",
+        }
+    finally:
+        widget.unlink()
+
+
+# ---- the lecture's contract ------------------------------------------------------------
+#
+# The lecture screens (tui/lecture/) know a stage only through engine/lecture/observe.py
+# and snapshot.py, as the crawl's screens know a crawl through engine/observe.py: none
+# imports a stage's loop, queue or task classes, so the same panels show a stage crawling
+# here, a recording and a stage in another process. The lecture app opens the live stage
+# for `crawlscope tui --engine ...`, which hands it only a config: it, and nothing else
+# there, may import engine/lecture/live.py (the one reader of a stage's insides).
+LECTURE = TUI / "lecture"
+LECTURE_CONTRACT = {"crawlscope.engine.lecture.observe", "crawlscope.engine.lecture.snapshot"}
+LECTURE_OPENERS = {"app.py": {"crawlscope.engine.lecture.live"}}
+
+
+def lecture_imports(path: Path) -> set[str]:
+    """The engine/lecture modules `path` imports (a name from one counts as the module)."""
+    return {
+        ".".join(name.split(".")[:4])
+        for name in engine_imports(path)
+        if name.startswith("crawlscope.engine.lecture.")
+    }
+
+
+def test_the_lecture_screens_import_only_the_stage_contract() -> None:
+    files = sorted(LECTURE.rglob("*.py"))
+    assert LECTURE / "stage_screen.py" in files and LECTURE / "widgets" / "task_chains.py" in files
+    beyond = {}
+    for path in files:
+        allowed = LECTURE_CONTRACT | LECTURE_OPENERS.get(str(path.relative_to(LECTURE)), set())
+        extra = lecture_imports(path) - allowed
+        if extra:
+            beyond[str(path.relative_to(LECTURE))] = extra
+    assert not beyond, beyond
+
+
+def test_the_lecture_scan_sees_a_stage_class_however_it_is_imported() -> None:
+    # As stage_screen.py once did, and the ways a later one might.
+    probe = LECTURE / "probe_for_the_test.py"
+    assert not probe.exists()
+    probe.write_text(
+        "from crawlscope.engine.lecture.stage_generators import GeneratorCrawler\n"
+        "from crawlscope.engine.lecture import stages\n"
+        "def f():\n    from ...engine.lecture.stage_callbacks import CallbackCrawler\n"
+        "import crawlscope.engine.lecture.snapshot\n"
+    )
+    try:
+        assert lecture_imports(probe) == {
+            "crawlscope.engine.lecture.stage_generators",
+            "crawlscope.engine.lecture.stages",
+            "crawlscope.engine.lecture.stage_callbacks",
+            "crawlscope.engine.lecture.snapshot",
+        }
+    finally:
+        probe.unlink()

@@ -173,6 +173,40 @@ def test_pages_parsed_in_several_threads_at_once_keep_their_own_links() -> None:
     assert not failures, failures[:3]
 
 
+def test_a_parser_is_only_fed_by_the_thread_that_made_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # lxml points a parser at the feeding thread's string dictionary only after libxml2
+    # has reset it against the old one, outside the GIL: a parser handed to another
+    # thread while its maker parses puts both in one dictionary at once (links.py).
+    made_by: dict[int, int] = {}
+    kept: list[object] = []  # so that no parser's id is reused by another
+    handed: list[str] = []
+    take = links._take_parser
+
+    def watched(encoding: str | None) -> links._Kept:
+        taken = take(encoding)
+        kept.append(taken.parser)
+        me = threading.get_ident()
+        maker = made_by.setdefault(id(taken.parser), me)
+        if maker != me:
+            handed.append(f"a parser made by thread {maker} taken by {me}")
+        return taken
+
+    monkeypatch.setattr(links, "_take_parser", watched)
+    monkeypatch.setattr(links, "_idle", {})
+
+    def parse_pages(first: int) -> None:
+        for n in range(first, first + 5):
+            assert parse_links(page(n), "http://h/", "utf-8")[1] == expected(n)
+
+    parse_pages(0)  # this thread's parser, idle once its page is done
+    for first in (100, 200, 300):  # each thread starts while another's parser is idle
+        thread = threading.Thread(target=parse_pages, args=(first,))
+        thread.start()
+        thread.join()
+    parse_pages(400)
+    assert not handed, handed
+
+
 # Pages in encodings as servers name them, with a word of that script in a link. libxml2
 # knows some by other names than Python's (euc_jp) and some not at all (ISO-2022-JP).
 ENCODED = [("utf-8", "é"), ("latin-1", "é"), ("windows-1252", "é"), ("koi8-r", "дом"),

@@ -11,6 +11,7 @@ from textual.pilot import Pilot
 from tui_support import screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.lecture.narration import narrate
 from crawlscope.engine.lecture.steps import (
     ClockJumped,
     FutureResolved,
@@ -24,7 +25,6 @@ from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.lecture.app import LectureApp
-from crawlscope.tui.lecture.narration import narrate
 from crawlscope.tui.lecture.stage_screen import FRAMES_PER_SECOND, StageScreen
 from crawlscope.tui.lecture.widgets.traceback_screen import TracebackScreen
 from helpers import expected, outcomes
@@ -109,7 +109,7 @@ async def test_a_reproducible_stage_still_explains_its_socket_steps() -> None:
         await step_until(pilot, socket_step, "a socket's step")
         told = stage.recent[-1]
         assert told.sentence.startswith("select() reports socket N "), told.sentence
-        assert "http://demo/" in told.raw and stage.origin not in told.raw
+        assert "http://demo/" in told.raw and stage.source.origin not in told.raw
 
 
 async def test_stage_2_shows_each_tasks_chain_down_to_its_future() -> None:

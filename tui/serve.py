@@ -35,10 +35,11 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from aiohttp import web
 from textual_serve.server import Server
 
-from crawlscope.engine.plan import CrawlEnded, CrawlPlan, MonitorSpot, OpenCrawl, PlanError
+from crawlscope.engine.plan import CrawlEnded, CrawlPlan, OpenCrawl, PlanError
 from crawlscope.engine.records import describe_fault
 from crawlscope.engine.remote.monitor import Monitor
 from crawlscope.engine.remote.protocol import VIEWER_PARAM
+from crawlscope.engine.remote.spot import MonitorSpot
 from crawlscope.engine.report import write_report
 from crawlscope.engine.text import printable
 from crawlscope.engine.trace.replay import ReplayedCrawl

@@ -28,7 +28,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="watch a crawl running elsewhere, through the URL its --monitor printed, "
         "or a cluster's Redis",
         description="Open the TUI on a crawl that runs in another process (started with "
-        "--monitor, or by `crawlscope serve`). With the URL's ?token= the keys steer it; "
+        "--monitor, or by `crawlscope serve`), or a lecture (`lecture --monitor`, read-only). "
+        "With the URL's ?token= the keys steer a crawl; "
         "without, the view is read-only. With a Redis URL and --crawl-id, on every "
         "process of that cluster crawl; whoever reaches Redis can steer it. q closes "
         "this view only: the crawl goes on. A token or a password on a command line can "
@@ -53,6 +54,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def main(args: argparse.Namespace) -> int:
     from crawlscope.engine.cluster.lookup import why_not_attach
     from crawlscope.tui.app import CrawlScopeApp
+    from crawlscope.tui.attach import Attached
     from crawlscope.tui.cluster_view import ClusterAttached
 
     try:
@@ -72,9 +74,22 @@ def main(args: argparse.Namespace) -> int:
     if not web and not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("crawlscope: attach needs a terminal", file=sys.stderr)
         return 2
+    if isinstance(source, Attached) and is_lecture_url(source.url):
+        from crawlscope.tui.lecture.stage_watched import LectureWatchApp
+
+        lecture = LectureWatchApp(source.url)
+        lecture.run()
+        return lecture.return_code or 0
     app = CrawlScopeApp(source)
     app.run()
     return app.return_code or 0
+
+
+def is_lecture_url(url: str) -> bool:
+    """Whether `url` is a lecture's monitor (`lecture --monitor`), not a crawl's."""
+    from crawlscope.engine.remote.lecture_monitor import LECTURE_PATH
+
+    return urlsplit(url).path == LECTURE_PATH
 
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 from typing import TYPE_CHECKING
 
 from crawlscope.engine.cluster.defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
@@ -21,7 +20,7 @@ from crawlscope.engine.remote.limits import MAX_VIEWERS
 from crawlscope.engine.sites.demo_config import DemoConfig
 
 from .attach import REDIS_PASSWORD_ENV, with_password
-from .monitor import add_monitor_option
+from .monitor import add_monitor_option, bind_monitor
 from .options import (
     add_crawl_options,
     add_demo_options,
@@ -33,7 +32,8 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from crawlscope.engine.plan import CrawlPlan, MonitorSpot
+    from crawlscope.engine.plan import CrawlPlan
+    from crawlscope.engine.remote.spot import MonitorSpot
 
 # Where a command that serves its crawl to browsers puts its monitor without --monitor.
 SERVE_MONITOR = "127.0.0.1:0"
@@ -245,20 +245,12 @@ def crawl_only_refusal(args: argparse.Namespace, why: str) -> str | None:
 def monitor_spot(args: argparse.Namespace, command: str) -> MonitorSpot | None:
     """The socket --monitor asks for, bound now (serve has one always); PlanError if it
     cannot be had. None for a screenshot, which nobody watches."""
-    from crawlscope.engine.plan import MonitorSpot, PlanError
-    from crawlscope.engine.remote.monitor import listen, parse_address
+    from crawlscope.engine.plan import PlanError
 
     address = args.monitor or (SERVE_MONITOR if command == "serve" else None)
-    if address is None or getattr(args, "screenshot", None):
+    if getattr(args, "screenshot", None):
         return None
     try:
-        host, port = parse_address(address)
-    except ValueError as exc:
+        return bind_monitor(address, viewer_limits(args))
+    except (ValueError, OSError) as exc:
         raise PlanError(f"--monitor: {exc}") from None
-    try:
-        sock = listen(host, port)
-    except OSError as exc:
-        raise PlanError(
-            f"--monitor: cannot listen on {host}:{port}: {exc.strerror or exc}"
-        ) from None
-    return MonitorSpot(sock, secrets.token_urlsafe(18), viewer_limits(args))

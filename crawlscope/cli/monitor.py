@@ -1,11 +1,17 @@
-"""`--monitor`: its option, and the line that says where it listens (the socket itself is
-bound with the rest of the crawl's plan, crawl_plan.py)."""
+"""`--monitor`: its option, the socket it asks for, and the line that says where it
+listens."""
 
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 from typing import TextIO
+
+from crawlscope.engine.remote.limits import DEFAULT_LIMITS, ViewerLimits
+from crawlscope.engine.remote.spot import MonitorSpot
+
+MonitorPlace = MonitorSpot  # the lecture's name for it
 
 
 def add_monitor_option(parser: argparse.ArgumentParser) -> None:
@@ -20,3 +26,18 @@ def add_monitor_option(parser: argparse.ArgumentParser) -> None:
 
 def announce(url: str, err: TextIO | None = None) -> None:
     print(f"monitor: {url}", file=err or sys.stderr, flush=True)
+
+
+def bind_monitor(address: str | None, limits: ViewerLimits = DEFAULT_LIMITS) -> MonitorSpot | None:
+    """The socket `--monitor` asks for, bound now, or None without it; ValueError or
+    OSError with a message for the user when it cannot be had."""
+    if address is None:
+        return None
+    from crawlscope.engine.remote.monitor import listen, parse_address
+
+    host, port = parse_address(address)
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return MonitorSpot(sock, secrets.token_urlsafe(18), limits)

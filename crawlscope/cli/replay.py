@@ -1,4 +1,5 @@
-"""`crawlscope replay FILE`: a recording played in the TUI."""
+"""`crawlscope replay FILE`: a recording played in the TUI, a crawl's (`--record` on crawl
+or tui) or a lecture's (`lecture --record`), each on its own screen."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .common import app_status, fail, has_terminal
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = sub.add_parser(
         "replay",
-        help="play a recorded crawl (from --record) in the TUI; no server needed",
+        help="play a recorded crawl or lecture (from --record) in the TUI; no server needed",
         description="Play a recording in the TUI. Keys: p or space play/pause, . and , "
         "(or right and left) step one event, ] and [ change the speed (0.25x to 8x), "
         "pgdn/pgup jump 10%, home/end go to the start or the end.",
@@ -21,6 +22,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def main(args: argparse.Namespace) -> int:
+    from crawlscope.engine.lecture.replay import is_lecture_recording
+
+    if is_lecture_recording(args.file):
+        return _lecture(args)
     from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
     try:
@@ -33,4 +38,19 @@ def main(args: argparse.Namespace) -> int:
     from crawlscope.tui.startup import Recording
 
     app = CrawlScopeApp(Recording(replay, Path(args.file).name, paused=args.paused))
+    return app_status(app, app.run())
+
+
+def _lecture(args: argparse.Namespace) -> int:
+    from crawlscope.engine.lecture.replay import LectureReplayError, load_lecture
+
+    try:
+        recording = load_lecture(args.file)
+    except LectureReplayError as exc:
+        return fail(str(exc))
+    if not has_terminal():
+        return fail("the replay needs a terminal")
+    from crawlscope.tui.lecture.stage_replay import LectureReplayApp
+
+    app = LectureReplayApp(recording, paused=args.paused)
     return app_status(app, app.run())

@@ -144,14 +144,14 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def socket_url(sock: socket.socket, token: str | None) -> str:
+def socket_url(sock: socket.socket, token: str | None, path: str = PATH) -> str:
     """The WebSocket URL of a monitor listening on `sock`, with the token if given."""
     host, port = sock.getsockname()[:2]
     if host in ("0.0.0.0", "::"):
         host = socket.gethostname()  # listening everywhere: name a way in, not "any"
     if ":" in host:
         host = f"[{host}]"
-    url = f"ws://{host}:{port}{PATH}"
+    url = f"ws://{host}:{port}{path}"
     return url if token is None else f"{url}?{TOKEN_PARAM}={quote(token)}"
 
 
@@ -287,9 +287,11 @@ REFUSAL = (
 class Monitor:
     """Serve `observed` (and `controls`, to holders of the token) on a listening socket."""
 
+    path = PATH  # where viewers connect (a lecture's monitor serves another kind of frame)
+
     def __init__(
         self,
-        observed: ObservedCrawl,
+        observed: ObservedCrawl | None,
         controls: CrawlControls | None,
         sock: socket.socket,
         *,
@@ -298,13 +300,13 @@ class Monitor:
         workers_every: int = WORKERS_EVERY,
         limits: ViewerLimits = DEFAULT_LIMITS,
     ) -> None:
-        self.observed = observed
+        self._observed = observed
         self.limits = limits
         self.controls = controls
         self.token = token or secrets.token_urlsafe(18)
         self.sock = sock
         # Read from the socket now: a screen still names the monitor after it has closed.
-        self._urls = (socket_url(sock, self.token), socket_url(sock, None))
+        self._urls = (socket_url(sock, self.token, self.path), socket_url(sock, None, self.path))
         self.period = 1.0 / fps
         self.workers_every = workers_every
         self.dropped = 0  # viewers dropped for falling behind or flooding
@@ -330,6 +332,14 @@ class Monitor:
         self._out_of_files_said = False
 
     @property
+    def observed(self) -> ObservedCrawl:
+        """The crawl served. Only a monitor of something else (a lecture's, which sends
+        frames of its own) has none, and it never samples one."""
+        if self._observed is None:
+            raise TypeError(f"{type(self).__name__} serves no crawl")
+        return self._observed
+
+    @property
     def url(self) -> str:
         """The URL that can steer (it carries the token)."""
         return self._urls[0]
@@ -346,7 +356,7 @@ class Monitor:
 
     async def start(self) -> None:
         app = web.Application()
-        app.router.add_get(PATH, self._handle)
+        app.router.add_get(self.path, self._handle)
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=CLOSE_WAIT)
         await self._runner.setup()
         self.room = viewer_room(self.limits.max_viewers)
@@ -483,16 +493,28 @@ class Monitor:
         plain = snapshot_to_plain(snap, rows)
         frame: dict[str, Any] = {"kind": "frame", "snapshot": plain, "viewers": self.viewers}
         shared = json.dumps({**frame, "recent": new, **self._chains_if_new()})
-        first: str | None = None
+
+        def first() -> str:
+            whole = {"recent": list(self._window), "recent_reset": True, **self._chains}
+            whole["snapshot"] = plain if rows else snapshot_to_plain(snap, rows=True)
+            return json.dumps({**frame, **whole})
+
+        self._send_all(shared, first)
+
+    def _send_all(self, shared: str | None, first: Callable[[], str]) -> None:
+        """Queue `shared` for every viewer (None: for none), and `first()` (made once)
+        instead for each viewer that has had no frame yet; then drop those furthest
+        behind."""
+        whole: str | None = None
         backlog: list[tuple[int, Viewer]] = []
         for viewer in list(self._viewers):
             text = shared
             if viewer.fresh:
-                if first is None:
-                    whole = {"recent": list(self._window), "recent_reset": True, **self._chains}
-                    whole["snapshot"] = plain if rows else snapshot_to_plain(snap, rows=True)
-                    first = json.dumps({**frame, **whole})
-                text, viewer.fresh = first, False
+                if whole is None:
+                    whole = first()
+                text, viewer.fresh = whole, False
+            if text is None:
+                continue
             behind = self._queue(viewer, text)
             if behind:
                 backlog.append((behind, viewer))
@@ -614,14 +636,7 @@ class Monitor:
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"the crawl has gone")
             return ws
         viewer = Viewer(ws, _address(request), given is not None, request.transport)
-        hello = {
-            "kind": "hello",
-            "version": VERSION,
-            "config": config_to_plain(self.observed.config),
-            "steer": viewer.steer and self.controls is not None,
-            "you": viewer.address,
-        }
-        self._queue(viewer, json.dumps(hello))
+        self._queue(viewer, json.dumps(self._hello(viewer)))
         viewer.sender = asyncio.create_task(self._send(viewer), name="monitor-viewer")
         self._viewers.append(viewer)
         try:
@@ -634,6 +649,15 @@ class Monitor:
                 if viewer.sender is not None:
                     viewer.sender.cancel()
         return ws
+
+    def _hello(self, viewer: Viewer) -> dict[str, Any]:
+        return {
+            "kind": "hello",
+            "version": VERSION,
+            "config": config_to_plain(self.observed.config),
+            "steer": viewer.steer and self.controls is not None,
+            "you": viewer.address,
+        }
 
     async def _send(self, viewer: Viewer) -> None:
         while (text := await viewer.queue.get()) is not None:

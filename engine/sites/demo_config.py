@@ -37,3 +37,5 @@ class DemoConfig:
 # The demo site when the TUI opens on it: slow enough that a person sees states change,
 # big enough that the crawl lasts a while.
 DEMO_FOR_THE_EYE = DemoConfig(pages=1000, latency=0.1, jitter=0.2)
+# The lecture's: small and quick, so a class sees a whole crawl in minutes of stepping.
+LECTURE_DEMO = DemoConfig(pages=30, links_per_page=4, latency=0.02)

@@ -9,43 +9,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.lecture.live import Stage
+from crawlscope.engine.lecture.observe import LiveStage
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.sites.demo_config import LECTURE_DEMO as LECTURE_DEMO
 
+from .intros import ASYNCIO_INTRO as ASYNCIO_INTRO
+from .intros import INTROS
 from .stage_screen import StageScreen
 
-# Small and quick: a class should see the whole crawl in a few minutes of stepping.
-LECTURE_DEMO = DemoConfig(pages=30, links_per_page=4, latency=0.02)
-
-INTROS = {
-    "callbacks": (
-        "Stage 1: callbacks. One thread, one loop: select() says which sockets are ready, "
-        "and the loop calls the function registered for each. A fetch is a chain of those "
-        "callbacks (connected, then read_response), and its state lives in a Fetcher "
-        "object, because no stack survives from one callback to the next. Press n to run "
-        "one callback, ← to step back, p to let it run, → for stage 2."
-    ),
-    "generators": (
-        "Stage 2: coroutines from generators. Each worker is a generator that yields a "
-        "Future when it must wait; a Task drives it with send() and resumes it when that "
-        "Future is resolved. The yield-from chain below each task is its suspended stack, "
-        "the one callbacks lost. Press n to step, ← to step back, p to run, → stage 3."
-    ),
-}
-# What the lecture says before handing over to the main TUI (stage 3).
-ASYNCIO_INTRO = (
-    "Stage 3: asyncio. The same crawl written with async/await, aiohttp and asyncio's "
-    "Queue. The loop, the Futures and the Tasks are now the standard library's, so there "
-    "is no loop of ours to step: use slow motion (s) and pause (p) to watch it instead, "
-    "and ← to go back to stage 2."
-)
-
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
+# Told of each stage as it opens, before it starts (a recorder, a monitor's relay).
+StageOpened = Callable[[LiveStage], None]
+# Entered once the app runs and left when it closes, on its loop (a monitor).
+Service = AbstractAsyncContextManager[object]
 
 
 class LectureApp(App[str]):
@@ -73,10 +57,15 @@ class LectureApp(App[str]):
         walk: bool = False,
         reproducible: bool = False,
         start: int = 0,
+        opened: Sequence[StageOpened] = (),
+        services: Sequence[Service] = (),
+        greeting: str = "",
     ) -> None:
         """`walk`: the lecture (intros, and moving past the last stage ends the app with
         "next"); otherwise one stage, with no way to another. `start`: the index of the
-        stage shown first (the lecture comes back to stage 2 from stage 3)."""
+        stage shown first (the lecture comes back to stage 2 from stage 3). `opened` is
+        told of each stage as it opens; `services` run as long as the app does; `greeting`
+        is said once on opening."""
         super().__init__()
         self.engines = tuple(engines)
         self.roots = tuple(roots)
@@ -86,11 +75,22 @@ class LectureApp(App[str]):
         self.walk = walk
         self.reproducible = reproducible
         self.index = start
+        self.opened = tuple(opened)
+        self.greeting = greeting
         self.error: str | None = None
         self._server: DemoServer | None = None
+        self._services = contextlib.AsyncExitStack()
+        self._service_list = tuple(services)
         self.last_stage: StageScreen | None = None  # its crawl is reported after the app
 
     async def on_mount(self) -> None:
+        try:
+            for service in self._service_list:
+                await self._services.enter_async_context(service)
+        except OSError as exc:
+            self.error = f"cannot start: {exc}"
+            self.exit("quit")
+            return
         if not self.roots:
             self._server = DemoServer(self.demo)
             try:
@@ -101,18 +101,23 @@ class LectureApp(App[str]):
                 return
             self.roots = (self._server.url,)
         await self.push_screen(self._stage_screen())
+        if self.greeting:
+            self.notify(self.greeting, timeout=30, markup=False)
 
     async def on_unmount(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._services.aclose()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await self._server.close()
 
     def _stage_screen(self) -> StageScreen:
         engine = self.engines[self.index]
+        stage = Stage(engine, self.make_config(self.roots), reproducible=self.reproducible)
+        for told in self.opened:
+            told(stage)
         self.last_stage = StageScreen(
-            engine,
-            self.roots,
-            self.make_config,
+            stage,
             stepping=self.stepping,
             intro=INTROS[engine] if self.walk else "",
             reproducible=self.reproducible,

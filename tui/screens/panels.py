@@ -25,8 +25,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from crawlscope.engine.observe import ObservedCrawl
-from crawlscope.engine.politeness import origin_of
 from crawlscope.engine.snapshot import OVER, Snapshot
+from crawlscope.engine.urls import origin_of
 from crawlscope.engine.workers import WorkerState, WorkerView
 
 from ..frame_budget import FRAMES_PER_SECOND, FrameBudget, FrameKind, next_slot

@@ -8,7 +8,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 
-from crawlscope.engine.trace.replay import ReplayedCrawl
+from crawlscope.engine.observe import PlayedBack
 
 from ..frame_budget import FRAMES_PER_SECOND
 from ..keys import COMMON, TRANSPORT, Key, bindings
@@ -24,7 +24,7 @@ class ReplayScreen(PanelsScreen):
 
     def __init__(
         self,
-        replay: ReplayedCrawl,
+        replay: PlayedBack,
         name: str,
         *,
         paused: bool = False,

@@ -2,56 +2,40 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.widgets import Static
 
+from crawlscope.engine.lecture.snapshot import LoopInsides
 from crawlscope.engine.text import printable
-
-
-@dataclass(frozen=True, slots=True)
-class SlotView:
-    id: int
-    state: str
-    url: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class LoopView:
-    registered: tuple[tuple[int, str, str], ...]  # (fd, "read"/"write", callback)
-    timers: tuple[tuple[float, str], ...]  # (seconds from now, callback)
-    ready: tuple[str, ...]  # callbacks to run next, in order
-    slots: tuple[SlotView, ...]
-    frozen: bool = False  # hide fd numbers and timer figures (they vary between runs)
 
 
 class LoopPanel(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: LoopView | None = None
+        self._shown: LoopInsides | None = None
+        self.frozen = False  # hide fd numbers and timer figures (they vary between runs)
 
-    def show(self, view: LoopView) -> None:
+    def show(self, view: LoopInsides) -> None:
         if view == self._shown:
             return
         self._shown = view
-        self.update(self._render_view(view))
+        self.update(self._render_view(view, self.frozen))
 
     @staticmethod
-    def _render_view(view: LoopView) -> Text:
+    def _render_view(view: LoopInsides, frozen: bool) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("selector.register(): sockets and their callbacks\n", "bold")
-        for fd, events, callback in view.registered:
-            fd_text = "fd  —" if view.frozen else f"fd {fd:2}"
-            text.append(f"  {fd_text}  {events:5}  ", "cyan")
-            text.append(printable(callback, 80) + "\n")
+        for watched in view.registered:
+            fd_text = "fd  —" if frozen else f"fd {watched.fd:2}"
+            text.append(f"  {fd_text}  {watched.events:5}  ", "cyan")
+            text.append(printable(watched.callback, 80) + "\n")
         if not view.registered:
             text.append("  nothing: no fetch is waiting on a socket\n", "dim")
         text.append("\ntimers (call_later)\n", "bold")
-        for due, callback in view.timers:
-            when = "in —" if view.frozen else f"in {max(due, 0):.2f}s"
+        for timer in view.timers:
+            when = "in —" if frozen else f"in {max(timer.due, 0):.2f}s"
             text.append(f"  {when:9}  ", "magenta")
-            text.append(printable(callback, 80) + "\n")
+            text.append(printable(timer.callback, 80) + "\n")
         if not view.timers:
             text.append("  none\n", "dim")
         text.append("\nready to run next\n", "bold")

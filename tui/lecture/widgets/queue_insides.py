@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.widgets import Static
 
+from crawlscope.engine.lecture.snapshot import QueueInsides as QueueInsidesView
 from crawlscope.engine.text import printable
 
 SHOWN_ITEMS = 4  # with the counters, getters and join: 9 lines, what the panel holds
-
-
-@dataclass(frozen=True, slots=True)
-class QueueInsidesView:
-    items: tuple[str, ...]  # URLs waiting, first out first
-    unfinished: int
-    getters: tuple[str, ...]  # who waits in get() (stage 2), or the idle slots (stage 1)
-    join: str  # the join Future's repr, or how stage 1 knows it is done
-    getters_title: str = "getters (waiting in get())"
 
 
 class QueueInsides(Static):
@@ -35,12 +25,12 @@ class QueueInsides(Static):
     @staticmethod
     def _render_view(view: QueueInsidesView) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"items {len(view.items)}", "bold")
+        text.append(f"items {view.size}", "bold")
         text.append(f"   unfinished {view.unfinished}\n", "bold")
         for url in view.items[:SHOWN_ITEMS]:
             text.append("  " + printable(url, 60) + "\n")
-        if len(view.items) > SHOWN_ITEMS:
-            text.append(f"  … {len(view.items) - SHOWN_ITEMS} more\n", "dim")
+        if view.size > SHOWN_ITEMS:
+            text.append(f"  … {view.size - SHOWN_ITEMS} more\n", "dim")
         text.append(f"{view.getters_title} {len(view.getters)}\n", "bold")
         if view.getters:
             text.append("  " + ", ".join(view.getters) + "\n")

@@ -7,19 +7,19 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import Static
 
+from crawlscope.engine.lecture.snapshot import Told
 from crawlscope.engine.text import printable
-
-from ..narration import Narrated
 
 
 class StepNarration(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple[int, str] | None = None
+        self._shown: tuple[int, tuple[Told, ...], str] | None = None
 
-    def show(self, steps: int, recent: Sequence[Narrated], note: str = "") -> None:
+    def show(self, steps: int, recent: Sequence[Told], note: str = "") -> None:
         """`steps`: callbacks run so far; `recent`: the last few, newest last."""
-        key = (steps, note)
+        # The steps told, not only their count: a replay may show another crawl's step 5.
+        key = (steps, tuple(recent), note)
         if key == self._shown:
             return
         self._shown = key

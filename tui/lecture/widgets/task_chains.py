@@ -8,31 +8,11 @@ task waits on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.widgets import Static
 
+from crawlscope.engine.lecture.snapshot import TaskInsides
 from crawlscope.engine.text import printable
-
-
-@dataclass(frozen=True, slots=True)
-class LinkView:
-    function: str
-    file: str
-    line: int
-    lasti: int
-
-
-@dataclass(frozen=True, slots=True)
-class TaskView:
-    name: str
-    state: str  # the worker's state label, or "running", "done", "cancelled"
-    url: str | None  # the URL a worker holds, shortened
-    steps: int  # send()/throw() calls so far
-    links: tuple[LinkView, ...]
-    waits_on: str | None  # the Future's repr
-    resumed: bool  # it is the task the last step resumed
 
 
 class TaskChains(Static):
@@ -40,16 +20,16 @@ class TaskChains(Static):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple[TaskView, ...] | None = None
+        self._shown: tuple[TaskInsides, ...] | None = None
         self.frozen = False  # hide f_lineno/f_lasti, which differ between Python releases
 
-    def show(self, tasks: tuple[TaskView, ...]) -> None:
+    def show(self, tasks: tuple[TaskInsides, ...]) -> None:
         if tasks == self._shown:
             return
         self._shown = tasks
         self.update(self._render_tasks(tasks))
 
-    def _render_tasks(self, tasks: tuple[TaskView, ...]) -> Text:
+    def _render_tasks(self, tasks: tuple[TaskInsides, ...]) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         for task in tasks:
             marker = "▶ " if task.resumed else "  "

@@ -1,15 +1,15 @@
 """What a lecture engine's loop just did, told in the chapter's terms.
 
 The engines hand each callback they are about to run to their `on_step` hook as a step
-event (engine/lecture/steps.py); these functions turn one into a sentence or two a class
-can read. They are pure functions of the event's fields, so they are tested on their own.
+event (steps.py); these functions turn one into a sentence or two a class can read, when
+the stage is sampled (live.py), so a recording or a viewer carries the sentence itself.
+They are pure functions of the event's fields, so they are tested on their own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from crawlscope.engine.lecture.steps import (
+from .snapshot import Told
+from .steps import (
     ClockJumped,
     FutureResolved,
     Scheduled,
@@ -20,18 +20,9 @@ from crawlscope.engine.lecture.steps import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Narrated:
-    """One loop callback, understood: who resumed, and the sentence that explains it."""
-
-    raw: str  # the engine's own terse line for the step
-    task: str | None  # the task (stage 2) or URL (stage 1) it concerns, if named
-    sentence: str
-
-
-def narrate(step: Step, short: str = "") -> Narrated:
+def narrate(step: Step, short: str = "") -> Told:
     """`short` replaces the site's origin in URLs, to keep sentences readable."""
-    return Narrated(str(step), _concerns(step), _sentence(step, short))
+    return Told(str(step), _concerns(step), _sentence(step, short))
 
 
 def _concerns(step: Step) -> str | None:

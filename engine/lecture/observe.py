@@ -1,0 +1,92 @@
+"""The contract between a lecture stage and the screen that shows it, as engine/observe.py
+is for the crawl.
+
+The lecture screen depends on these protocols and on the snapshots of snapshot.py, never
+on a stage's classes: a stage crawling here (live.py) is observed and driven; a recording
+played back (replay.py) is moved through, step by step; a stage watched from another
+process (remote/lecture_client.py) is its last snapshot. Only the first has keys that
+drive it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from ..report import Crawl
+from .snapshot import StageSnapshot
+
+# Told of every snapshot a live stage takes after a step (a recorder, say).
+StageListener = Callable[[StageSnapshot], None]
+
+
+class ObservedStage(Protocol):
+    """What every lecture panel reads: the stage as plain data, one snapshot a frame."""
+
+    def snapshot(self) -> StageSnapshot: ...
+
+
+class StageControls(Protocol):
+    """Driving a stage's own loop: what the keys n, p, ] and [ and t do."""
+
+    def start(self, stepping: bool) -> None:
+        """Start the crawl; with `stepping`, the loop's clock is held between steps."""
+        ...
+
+    def step_once(self, jump: bool = False) -> bool:
+        """Run one callback if one is ready now (never waits); True if one ran. With
+        `jump`, the clock jumps to the next timer when nothing else can come next."""
+        ...
+
+    @property
+    def over(self) -> bool:
+        """The crawl ended (or a callback's bug ended it) and nothing is left to run."""
+        ...
+
+    def hold_clock(self) -> None: ...
+
+    def release_clock(self) -> None: ...
+
+    def close(self) -> None:
+        """Stop the crawl (held URLs back on the queue) and close the loop."""
+        ...
+
+    def traceback(self) -> str:
+        """Crawl the first root again with a parser that raises; its traceback. Blocks
+        (its own loop and sockets): call it from a thread."""
+        ...
+
+    @property
+    def crawl(self) -> Crawl:
+        """The crawl's books, for the report after the screen closes."""
+        ...
+
+
+class LiveStage(ObservedStage, StageControls, Protocol):
+    """A stage crawling in this process: observed and driven, and telling `listeners`
+    of the snapshot after each step."""
+
+    listeners: list[StageListener]
+
+
+class RecordedStages(Protocol):
+    """A lecture played back (replay.py): every step it recorded, to move through."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """Seconds since the start of each step, never going back."""
+        ...
+
+    @property
+    def duration(self) -> float: ...
+
+    def at(self, index: int) -> StageSnapshot:
+        """The screen after the `index`-th step recorded."""
+        ...
+
+    def index_at(self, t: float) -> int:
+        """The last step recorded at or before `t` seconds."""
+        ...

@@ -1,0 +1,143 @@
+"""A recorded lecture (recording.py) read back: the same ObservedStage as a live stage, at
+any of its steps.
+
+A recording is a file a user hands us: cut short, edited, or not ours at all. It is read
+whole and checked before anything is shown, within caps on its size, its lines and its
+steps; every snapshot passes the checked decoder of engine/plain.py. A bad file is one
+message naming its line and what is wrong (`LectureReplayError`), never a crash mid-way.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..plain import BadMessage, decode
+from ..text import printable
+from ..trace.validation import BadEvent, parse_line
+from .recording import FORMAT_VERSION, RECORDING
+from .snapshot import StageSnapshot
+
+# A step is some kB: an hour's lecture run to the end again and again stays well within.
+MAX_BYTES = 64 * 1024 * 1024
+MAX_LINE = 1024 * 1024  # one step's snapshot is a few kB
+MAX_STEPS = 500_000
+PEEK = 4096  # bytes read to tell a lecture's recording from a crawl's
+
+
+class LectureReplayError(ValueError):
+    """A file that is not a lecture recording; the message is for the user."""
+
+
+def is_lecture_recording(path: str | Path) -> bool:
+    """Whether `path` starts as a lecture's recording does (False for anything else, a
+    crawl's recording included, and for a file that cannot be read: the crawl's reader
+    then says why)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(PEEK)
+    except OSError:
+        return False
+    first = head.split(b"\n", 1)[0]
+    try:
+        start = parse_line(first.decode("utf-8"))
+    except (BadEvent, UnicodeDecodeError):
+        return False
+    return isinstance(start, dict) and start.get("recording") == RECORDING
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedLecture:
+    """Every step of a recorded lecture; `at(i)` is the screen after the i-th."""
+
+    name: str
+    wall: float  # when it was recorded (seconds since the epoch)
+    times: tuple[float, ...]  # seconds since the start, one a step, never going back
+    steps: tuple[StageSnapshot, ...]
+
+    @property
+    def duration(self) -> float:
+        return self.times[-1]
+
+    def at(self, index: int) -> StageSnapshot:
+        return self.steps[min(max(index, 0), len(self.steps) - 1)]
+
+    def index_at(self, t: float) -> int:
+        """The last step recorded at or before `t` seconds (the first, before it)."""
+        return max(bisect.bisect_right(self.times, t) - 1, 0)
+
+
+def load_lecture(path: str | Path) -> RecordedLecture:
+    """The recording at `path`, checked whole; LectureReplayError names what is wrong."""
+    shown = printable(str(path), 200)
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise LectureReplayError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    if len(data) > MAX_BYTES:
+        raise LectureReplayError(f"{shown} is too big for a lecture recording (over 64 MiB)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LectureReplayError(f"{shown} is not a lecture recording (not UTF-8 text)") from None
+    # At newlines only: str.splitlines() would also cut inside a JSON string (U+2028...).
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines:
+        raise LectureReplayError(f"{shown} is not a lecture recording (an empty file)")
+    try:
+        wall = _start(_line(lines[0]))
+    except (BadEvent, BadMessage) as exc:
+        raise LectureReplayError(f"{shown}:1: {exc}") from None
+    times: list[float] = []
+    steps: list[StageSnapshot] = []
+    for number, line in enumerate(lines[1:], 2):
+        try:
+            _take(_line(line), times, steps)
+        except (BadEvent, BadMessage) as exc:
+            raise LectureReplayError(f"{shown}:{number}: {exc}") from None
+        if len(steps) > MAX_STEPS:
+            raise LectureReplayError(f"{shown}: more than {MAX_STEPS} steps")
+    if not steps:
+        raise LectureReplayError(f"{shown}: a lecture recording with no step in it")
+    return RecordedLecture(Path(path).name, wall, tuple(times), tuple(steps))
+
+
+def _line(line: str) -> Any:
+    if len(line) > MAX_LINE:
+        raise BadEvent(f"a line of {len(line)} characters (at most {MAX_LINE})")
+    return parse_line(line)
+
+
+def _start(event: Any) -> float:
+    if not isinstance(event, dict) or event.get("kind") != "start":
+        raise BadEvent("not a lecture recording (no start line)")
+    if event.get("recording") != RECORDING:
+        raise BadEvent("not a lecture recording (a crawl's? play it with `crawlscope replay`)")
+    version = event.get("version")
+    if version != FORMAT_VERSION:
+        raise BadEvent(
+            f"a lecture recording of version {printable(repr(version), 20)}; "
+            f"this crawlscope reads version {FORMAT_VERSION}"
+        )
+    wall: float = decode(float, event.get("wall"), "wall")
+    return wall
+
+
+def _take(event: Any, times: list[float], steps: list[StageSnapshot]) -> None:
+    if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
+        raise BadEvent("not a lecture event (a JSON object with a 'kind')")
+    kind = event["kind"]
+    if kind == "start":
+        raise BadEvent("a second start line")
+    t: float = decode(float, event.get("t"), "t")
+    if t < 0 or (times and t < times[-1]):
+        raise BadEvent(f"'t' goes back in time ({t})")
+    if kind == "step":
+        steps.append(StageSnapshot.from_plain(event.get("snapshot")))
+        times.append(t)
+    # "end", and kinds a newer recorder may write, have nothing to show.

@@ -1,0 +1,102 @@
+"""A lecture watched from another process (`crawlscope attach ws://HOST:PORT/lecture`): the
+lecture screen drawn from the stage snapshots a lecture's monitor sends, read-only, with
+the watch line of a crawl's viewer (how it is connected, and who else watches)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from crawlscope.engine.lecture.snapshot import Engine, StageSnapshot
+from crawlscope.engine.remote.lecture_client import RemoteLecture
+
+from ..attach import WatchBar, WatchView
+from .intros import INTROS
+from .stage_panels import StagePanels, Words, over_word
+
+FRAMES_PER_SECOND = 15.0
+
+
+class StageWatchedScreen(StagePanels):
+    """Shows the snapshot `latest()` gives (none yet: None), and `who_watches()` below."""
+
+    def __init__(
+        self,
+        latest: Callable[[], StageSnapshot | None],
+        who_watches: Callable[[], WatchView],
+        *,
+        reproducible: bool = False,
+    ) -> None:
+        super().__init__(Engine.CALLBACKS, intros=INTROS, reproducible=reproducible)
+        self.latest = latest
+        self.who_watches = who_watches
+        self.draws = 0  # snapshots drawn
+
+    def compose_bar(self) -> ComposeResult:
+        yield WatchBar(id="watch-bar")
+
+    def on_mount(self) -> None:
+        self.set_interval(1 / FRAMES_PER_SECOND, self._tick)
+
+    async def _tick(self) -> None:
+        snap = self.latest()
+        if snap is not None and snap != self.shown:
+            await self.show_stage(snap)
+            self.draws += 1
+        self.query_one(WatchBar).show(self.who_watches())
+
+    def status_words(self) -> tuple[str, str, Words]:
+        shown = self.shown
+        if shown is None:
+            return "CONNECTING", "bold black on grey70", []
+        ended = over_word(shown)
+        if ended is not None:
+            return ended[0], ended[1], []
+        return "WATCHING", "bold black on cyan", []
+
+
+class LectureWatchApp(App[int]):
+    """Connect to a lecture's monitor at `url` and show what it sends; q closes this view."""
+
+    TITLE = "crawlscope lecture (attached)"
+    CSS_PATH = "lecture.tcss"
+    # Textual declares this `ClassVar[...] | None`, which mypy takes for an instance variable.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]  # type: ignore[misc]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit")]
+
+    def __init__(self, url: str, *, reproducible: bool = False) -> None:
+        super().__init__()
+        self.remote = RemoteLecture(url)
+        self.reproducible = reproducible
+        self._connection: asyncio.Task[None] | None = None
+
+    def get_default_screen(self) -> Screen[None]:
+        remote = self.remote
+        return StageWatchedScreen(
+            lambda: remote.stage,
+            lambda: WatchView(
+                "attached", remote.link.value, remote.why, True, remote.viewers, remote.bad
+            ),
+            reproducible=self.reproducible,
+        )
+
+    def on_mount(self) -> None:
+        self._connection = asyncio.create_task(self.remote.run(), name="attach-lecture")
+
+    async def on_unmount(self) -> None:
+        if self._connection is not None:
+            self._connection.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._connection
+
+    @property
+    def watched(self) -> StageWatchedScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, StageWatchedScreen)
+        return screen
