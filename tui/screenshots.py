@@ -19,9 +19,9 @@ from textual.pilot import Pilot
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan
+from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.engine.workers import WorkerState
 
@@ -148,13 +148,11 @@ def replay_scene(target: Path) -> Path:
         recording = Path(folder) / "crawl.jsonl"
 
         async def record() -> None:
-            async with DemoServer(DemoConfig(pages=120, latency=0.05, jitter=0.1)) as server:
-                crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=8))
-                recorder = Recorder(crawler, recording)
-                try:
-                    await crawler.crawl()
-                finally:
-                    recorder.close()
+            demo = DemoConfig(pages=120, latency=0.05, jitter=0.1)
+            config = CrawlConfig(roots=(STAND_IN_ROOT,), max_tasks=8)
+            plan = CrawlPlan(config, crawl_demo=True, demo=demo, record=str(recording))
+            async with plan.open() as crawl:
+                await crawl.run()
 
         asyncio.run(record())
         replay = ReplayedCrawl.load(recording)
