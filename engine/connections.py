@@ -78,7 +78,7 @@ class InStepConnector(aiohttp.TCPConnector):
     """A TCPConnector that reuses a pooled connection only while it is `in_step`."""
 
     async def _get(self, *args: Any, **kwargs: Any) -> Any:
-        # aiohttp's pool lookup (a private method: pinned by tests/test_connections.py).
+        # aiohttp's pool lookup (a private method: pinned by tests/engine/test_connections.py).
         while True:
             connection = await super()._get(*args, **kwargs)
             if connection is None or in_step(connection.protocol):

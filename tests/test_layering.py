@@ -238,3 +238,17 @@ def test_only_the_plan_and_the_command_line_assemble_a_crawl() -> None:
         assert makers[name] <= set(allowed), (name, makers[name] - set(allowed))
         # Each exception is still one: a reason left behind by a move would hide the next.
         assert makers[name] == set(allowed), (name, set(allowed) - makers[name])
+
+
+def test_the_tests_are_laid_out_like_the_code() -> None:
+    # A new test goes beside the tests of the code it covers (README, "Layout"); at the
+    # top stand only the suite's own rules.
+    tests = Path(__file__).parent
+    assert sorted(path.name for path in tests.glob("test_*.py")) == [
+        "test_ci_skips.py",
+        "test_layering.py",
+    ]
+    folders = {path.parent.name for path in tests.glob("*/test_*.py")}
+    assert folders == {
+        "bench", "cli", "cluster", "engine", "hostile", "lecture", "remote", "trace", "tui"
+    }  # fmt: skip

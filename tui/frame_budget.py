@@ -3,7 +3,7 @@ on a saturated event loop the screen takes no more than a small share of it.
 
 Plain arithmetic on the times and costs it is told: the screen (screens/panels.py)
 measures them, asks at each frame slot what to draw, and draws it. No Textual here, so
-the policy is tested with numbers (tests/test_budget_policy.py) and the command line can
+the policy is tested with numbers (tests/tui/test_budget_policy.py) and the command line can
 read FRAMES_PER_SECOND without loading Textual.
 """
 

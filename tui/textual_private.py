@@ -4,7 +4,7 @@ The panels paint their own frames (widgets/held.py, PanelsScreen._paint_now) and
 Textual's drawing for the frame budget; the footer greys keys out without a rebuild; the
 redirect tree moves its scroll range without a layout. Each reaches below what Textual
 promises, so each private name is used here alone, behind a function that says what it
-is for, and tests/test_textual_private.py checks every one of them against the installed
+is for, and tests/tui/test_textual_private.py checks every one of them against the installed
 Textual: a release that renames or reshapes one fails that test, by name, not a frame of
 a crawl. pyproject.toml keeps textual to one major release.
 """

@@ -3,7 +3,7 @@
 Deterministic because one worker crawls in queue order, the app is told to leave out
 wall-clock figures and the demo site's port (`reproducible=True`), and the crawl is
 pinned in a known state before the screenshot: paused after a set number of fetches,
-or finished. Regenerate with `pytest tests/test_tui_snapshots.py --snapshot-update`.
+or finished. Regenerate with `pytest tests/tui/test_tui_snapshots.py --snapshot-update`.
 """
 
 from __future__ import annotations

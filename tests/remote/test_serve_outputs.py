@@ -45,7 +45,7 @@ def test_serve_refuses_records_on_stdout_and_outputs_of_a_replay(tmp_path: Path)
     err = done.stderr
     assert done.returncode == 2 and err.startswith("crawlscope: -o - would write over")
     assert err.count("\n") == 1
-    recording = Path(__file__).parent / "data" / "demo-crawl.jsonl"
+    recording = Path(__file__).parents[1] / "data" / "demo-crawl.jsonl"
     done = run_cli("serve", "--replay", str(recording), "-o", str(tmp_path / "f"))
     assert done.returncode == 2
     assert "--replay plays a recording: --output needs a crawl" in done.stderr

@@ -4,7 +4,7 @@ Step mode is deterministic with one worker: one socket at a time, so the loop ru
 callbacks in one order; `reproducible=True` hides socket numbers, the demo site's port,
 timer figures and source offsets. The replay plays a recording kept in tests/data, so
 every figure on screen comes from the file. Regenerate with
-`pytest tests/test_tui_lecture_snapshots.py --snapshot-update`.
+`pytest tests/lecture/test_tui_lecture_snapshots.py --snapshot-update`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.startup import Recording
 
-RECORDING = Path(__file__).parent / "data" / "demo-crawl.jsonl"
+RECORDING = Path(__file__).parents[1] / "data" / "demo-crawl.jsonl"
 DEMO = DemoConfig(pages=24, links_per_page=4, seed=3)
 Compare = Callable[..., bool]
 
