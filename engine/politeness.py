@@ -14,7 +14,6 @@ from protego import Protego
 from .config import DEFAULT_MAX_CRAWL_DELAY
 from .records import describe_exception
 from .text import printable
-from .urls import origin_of as origin_of  # until its last users import it from urls
 
 ROBOTS_AGENT = "crawlscope"  # the product token robots.txt rules are matched against
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309 lets a crawler stop parsing after 500 KiB

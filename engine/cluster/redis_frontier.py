@@ -36,11 +36,10 @@ from redis.exceptions import RedisError, ResponseError
 
 from ..frontier import Lease, Pair
 from ..ledger import Ledger
-from ..politeness import origin_of
 from ..records import FetchRecord, describe_exception
 from ..snapshot import Accounting
 from ..text import printable
-from ..urls import normalize
+from ..urls import normalize, origin_of
 from . import scripts
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from .problems import RedisProblem, permanent, what_went_wrong

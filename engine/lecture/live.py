@@ -16,11 +16,11 @@ from itertools import islice
 from typing import Any
 
 from ..config import CrawlConfig
-from ..politeness import origin_of
 from ..records import FetchRecord
 from ..report import Crawl
 from ..snapshot import Phase
 from ..text import printable
+from ..urls import origin_of
 from .narration import narrate
 from .observe import StageListener
 from .snapshot import (

@@ -48,10 +48,10 @@ from typing import Any
 
 from ..config import CrawlConfig
 from ..ledger import REDIRECT_STATUSES, Ledger
-from ..politeness import ROBOTS_MAX_BYTES, RobotsRules, origin_of
+from ..politeness import ROBOTS_MAX_BYTES, RobotsRules
 from ..records import FetchRecord, describe_exception
 from ..snapshot import Accounting, Phase
-from ..urls import normalize
+from ..urls import normalize, origin_of
 from ..workers import WorkerState
 from .rawhttp import (
     CHUNK,

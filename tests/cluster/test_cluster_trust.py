@@ -27,7 +27,7 @@ from redis_support import (
     wait_until,
 )
 
-from crawlscope.engine.politeness import origin_of
+from crawlscope.engine.urls import origin_of
 from helpers import demo_site_process, run_cli
 
 __all__ = ["persistent_redis", "redis_server"]  # fixtures, used by name
