@@ -43,6 +43,10 @@ NEEDS_ASYNCIO = {
     "record": "--record", "monitor": "--monitor", "state": "--state", "redis": "--redis",
     "sitemaps": "--sitemaps", "slowmo": "--slowmo", "paused": "--paused",
 }  # fmt: skip
+LECTURE_CAN = {
+    "record": "crawlscope lecture --record FILE",
+    "monitor": "crawlscope lecture --monitor PORT",
+}
 # The options that only a crawl in this process can take.
 CRAWL_ONLY = {
     "roots": "ROOT", "output": "--output", "report": "--report", "record": "--record",
@@ -141,6 +145,10 @@ def lecture_refusal(args: argparse.Namespace) -> str | None:
     """For a lecture engine: the line refusing the first option it cannot take, if any."""
     for dest, flag in NEEDS_ASYNCIO.items():
         if getattr(args, dest, None):
+            if dest in LECTURE_CAN:
+                # The lecture records and serves its stages step by step, not as a crawl.
+                instead = LECTURE_CAN[dest]
+                return f"{flag} needs the asyncio engine; for the lecture's stages: {instead}"
             return f"{flag} needs the asyncio engine (the lecture engines cannot take it)"
     return None
 

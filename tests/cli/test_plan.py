@@ -329,7 +329,8 @@ REDIS = "redis://127.0.0.1:9/0"
          "--state needs the asyncio engine (the lecture engines cannot take it)"),
         ([["crawl", ROOT, "--engine", "generators"], ["tui", "--engine", "callbacks"]],
          ["--monitor", "0"],
-         "--monitor needs the asyncio engine (the lecture engines cannot take it)"),
+         "--monitor needs the asyncio engine; "
+         "for the lecture's stages: crawlscope lecture --monitor PORT"),
         ([["crawl", ROOT], ["tui"], ["serve"]], ["--monitor", "127.0.0.1:x"],
          "--monitor: not a port number: 'x' (use [HOST:]PORT)"),
         ([["crawl", ROOT], ["tui", ROOT, "--screenshot", "x.svg"], ["serve", ROOT, "--port", "0"]],

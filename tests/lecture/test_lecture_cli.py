@@ -63,7 +63,8 @@ def test_record_is_refused_for_a_lecture_engine(demo_site: str, tmp_path: Path) 
     result = run_cli("crawl", demo_site, "--engine", "callbacks", "--record", str(path))
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "crawlscope: --record needs the asyncio engine (the lecture engines cannot take it)"
+        "crawlscope: --record needs the asyncio engine; "
+        "for the lecture's stages: crawlscope lecture --record FILE"
     )
     assert not path.exists()
 
