@@ -16,12 +16,17 @@ from .monitor import MonitorPlace, bind_monitor
 from .options import whole_number
 
 if TYPE_CHECKING:
+    from crawlscope.engine.crawler import Crawler
     from crawlscope.engine.lecture.observe import LiveStage
     from crawlscope.engine.lecture.recording import LectureRecorder
+    from crawlscope.engine.remote.lecture_monitor import StageRelay
+    from crawlscope.engine.trace.recording import Recorder
 
 STAGES = ("callbacks", "generators")
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
 StageOpened = Callable[["LiveStage"], None]
+CrawlOpened = Callable[["Crawler"], object]
+Services = Callable[[], list[AbstractAsyncContextManager[object]]]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,26 +36,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="The chapter's three stages in turn, each crawling the built-in demo "
         "site: callbacks, then generator coroutines (n steps, ← steps back and from a "
         "stage's first step goes to the stage before, p runs, → next stage), then the "
-        "asyncio TUI. --record keeps every step of stages 1 and 2 for `crawlscope replay`; "
-        "--monitor serves them to `crawlscope attach`, read-only.",
+        "asyncio TUI. --record keeps every step of stages 1 and 2, and stage 3's crawl, for "
+        "`crawlscope replay`; --monitor serves all three to `crawlscope attach`, read-only.",
     )
     lecture.add_argument("--max-tasks", type=whole_number(1, 20), default=3, metavar="N",
                          help="workers in every stage (default 3)")  # fmt: skip
     lecture.add_argument(
         "--record", metavar="FILE",
-        help="write every step of stages 1 and 2 to FILE (JSON lines), to play with "
-        "`crawlscope replay FILE`",
+        help="write every step of stages 1 and 2, and each stage-3 crawl, to FILE (JSON "
+        "lines), to play with `crawlscope replay FILE`",
     )  # fmt: skip
     lecture.add_argument(
         "--headless", action="store_true",
-        help="with --record: no screen; run stages 1 and 2 to their end and record them "
+        help="with --record: no screen; run the three stages to their end and record them "
         "(no terminal needed: a recording made ahead of the class)",
     )  # fmt: skip
     lecture.add_argument("--steps", type=whole_number(1), metavar="N",
-                         help="with --headless: at most N steps a stage")  # fmt: skip
+                         help="with --headless: at most N steps in stages 1 and 2")  # fmt: skip
     lecture.add_argument(
         "--monitor", metavar="[HOST:]PORT",
-        help="serve stages 1 and 2 to `crawlscope attach` over a WebSocket on HOST (default "
+        help="serve the three stages to `crawlscope attach` over a WebSocket on HOST (default "
         "127.0.0.1) and PORT (0: any free one); viewers watch, only your keys act",
     )  # fmt: skip
     lecture.add_argument("--replay", metavar="FILE", help=argparse.SUPPRESS)
@@ -122,6 +127,12 @@ async def _headless(args: argparse.Namespace, recorder: LectureRecorder) -> int:
                   f"{snap.accounting.line()}", file=sys.stderr)  # fmt: skip
             if snap.error:
                 return fail(f"the {engine} stage failed: {snap.error}")
+        from crawlscope.engine.plan import CrawlPlan
+
+        async with CrawlPlan(config([demo.url])).open() as crawl:
+            crawl.files.append(recorder.follow_crawl(crawl.crawler))  # closed as it ends
+            await crawl.run()
+        print(f"stage asyncio: {crawl.crawler.accounting().line()}", file=sys.stderr)
     print(f"crawlscope: the lecture recorded to {recorder.path} "
           f"({recorder.steps} steps); play it with `crawlscope replay {recorder.path}`",
           file=sys.stderr)  # fmt: skip
@@ -132,12 +143,15 @@ def _on_screen(
     args: argparse.Namespace, recorder: LectureRecorder | None, place: MonitorPlace | None
 ) -> int:
     from crawlscope.tui.lecture.app import ASYNCIO_INTRO, LectureApp
-    from crawlscope.tui.lecture.stage3 import AsyncioStage
-    from crawlscope.tui.startup import LiveCrawl
+    from crawlscope.tui.lecture.stage3 import AsyncioStage, LectureCrawl
 
     config = _config(args)
     opened: list[StageOpened] = [] if recorder is None else [recorder.follow]
-    serve = _serving(place, opened)
+    runs: list[Recorder] = []  # stage 3's crawls, recorded
+    crawl_opened: list[CrawlOpened] = []
+    if recorder is not None:
+        crawl_opened.append(lambda crawler: runs.append(recorder.follow_crawl(crawler)))
+    serve = _serving(place, opened, crawl_opened)
     greeting = _monitor_words(place)
     start = 0
     while True:
@@ -156,9 +170,17 @@ def _on_screen(
                 return 1
             return app_status(lecture)
         # Stage 3: the main TUI, in slow motion, so the states can be followed as before.
-        live = LiveCrawl(make_config=config, slowmo=0.25)
-        app = AsyncioStage(live, greeting=ASYNCIO_INTRO)
-        app.run()
+        live = LectureCrawl(make_config=config, slowmo=0.25, opened=crawl_opened)
+        app = AsyncioStage(live, greeting=ASYNCIO_INTRO, services=serve())
+        try:
+            app.run()
+        finally:
+            for run in runs:
+                run.close()  # its end line; the crawl has stopped with the app
+            runs.clear()
+        if app.error:
+            print(f"crawlscope: {app.error}", file=sys.stderr)
+            return 1
         if not app.went_back or app.crawl_error:
             break
         start = len(STAGES) - 1  # ←: stage 2 again, a fresh crawl as every stage starts
@@ -167,18 +189,21 @@ def _on_screen(
 
 
 def _serving(
-    place: MonitorPlace | None, opened: list[StageOpened]
-) -> Callable[[], list[AbstractAsyncContextManager[object]]]:
-    """What each run of the lecture's app serves: with --monitor, a lecture monitor on
-    the socket bound at the start (a copy each run, so the port stays the lecture's)."""
+    place: MonitorPlace | None, opened: list[StageOpened], crawl_opened: list[CrawlOpened]
+) -> Services:
+    """What each run of the lecture's app, and of stage 3's, serves: with --monitor, a
+    lecture monitor on the socket bound at the start (a copy each run, so the port stays
+    the lecture's), showing the stage or the crawl each app opens."""
     if place is None:
         return list
     from crawlscope.engine.remote.lecture_monitor import LectureMonitor, StageRelay
 
-    relay = StageRelay()
+    relay: StageRelay = StageRelay()
     opened.append(relay.follow)
+    crawl_opened.append(relay.follow_crawl)
 
     def services() -> list[AbstractAsyncContextManager[object]]:
+        relay.clear()  # what the app before showed is gone with it
         return [LectureMonitor(relay, place.sock.dup(), token=place.token)]
 
     return services
@@ -192,4 +217,4 @@ def _monitor_words(place: MonitorPlace | None) -> str:
 
     url = socket_url(place.sock, None, LECTURE_PATH)
     print(f"monitor: {url}", file=sys.stderr, flush=True)
-    return f"Stages 1 and 2 are served to `crawlscope attach {url}` (read-only)."
+    return f"The lecture is served to `crawlscope attach {url}` (read-only)."

@@ -10,9 +10,10 @@ drive it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from ..observe import PlayedBack
 from ..report import Crawl
 from .snapshot import StageSnapshot
 
@@ -69,11 +70,32 @@ class LiveStage(ObservedStage, StageControls, Protocol):
     listeners: list[StageListener]
 
 
+class RecordedRun(Protocol):
+    """Stage 3 as recorded once: the main TUI's crawl, played on the crawl's replay."""
+
+    @property
+    def after(self) -> int:
+        """How many of the stages' steps were recorded before it began."""
+        ...
+
+    @property
+    def t(self) -> float:
+        """Seconds into the lecture it began."""
+        ...
+
+    @property
+    def crawl(self) -> PlayedBack: ...
+
+
 class RecordedStages(Protocol):
-    """A lecture played back (replay.py): every step it recorded, to move through."""
+    """A lecture played back (replay.py): every step it recorded, to move through, and
+    each time it was in stage 3."""
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def runs(self) -> Sequence[RecordedRun]: ...
 
     @property
     def times(self) -> tuple[float, ...]:

@@ -7,7 +7,14 @@ step the loop runs, so a replay shows each step as the class saw it:
 
     {"kind": "start", "recording": "lecture", "version": 1, "wall": 1764100000.0}
     {"kind": "step", "t": 0.51, "snapshot": {"engine": "callbacks", "steps": 1, ...}}
+    {"kind": "crawl", "run": 1, "t": 61.0, "event": {"kind": "start", "config": ...}}
+    {"kind": "crawl", "run": 1, "t": 61.3, "event": {"kind": "fetch", "t": 0.3, ...}}
     {"kind": "end", "t": 93.2}
+
+Stage 3 (the main TUI's asyncio crawl) is kept in the same file: each time the lecture
+enters it, a run of "crawl" lines, each carrying one line of a crawl's recording
+(engine/trace/recording.py) as it is, so one file holds the whole lecture and is checked
+whole, with one set of caps, when it is played (replay.py).
 
 Each line reaches the file when it is written (a lecture makes a few hundred a minute),
 so a recording cut short by a kill holds every step before it.
@@ -20,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..crawler import Crawler
+from ..trace.recording import Recorder
 from .observe import LiveStage
 from .snapshot import StageSnapshot
 
@@ -39,28 +48,40 @@ class LectureRecorder:
         self._last: StageSnapshot | None = None
         self.failure: str | None = None
         self.steps = 0  # step lines written
+        self.runs = 0  # stage-3 crawls followed
         self._write({"kind": "start", "recording": RECORDING, "version": FORMAT_VERSION,
                      "wall": time.time()})  # fmt: skip
 
     def follow(self, stage: LiveStage) -> None:
         stage.listeners.append(self.on_snapshot)
 
+    def follow_crawl(self, crawler: Crawler) -> Recorder:
+        """Record stage 3's crawl, not yet started, as the next run; close the Recorder
+        returned once the crawl is over (its end line)."""
+        self.runs += 1
+        # The stage shown after it is written even if it looks as one written before.
+        self._last = None
+        return Recorder(crawler, _RunLines(self, self.runs))
+
     def on_snapshot(self, snap: StageSnapshot) -> None:
         if snap == self._last:
             return  # told twice with nothing new (the start, then a step that ran none)
         self._last = snap
         self.steps += 1
-        self._write({"kind": "step", "t": self._now(), "snapshot": snap.to_plain()})
+        self._write({"kind": "step", "t": self.now(), "snapshot": snap.to_plain()})
 
-    def _now(self) -> float:
+    def now(self) -> float:
         return round(time.monotonic() - self._t0, 6)
 
     def _write(self, event: dict[str, Any]) -> None:
+        # ensure_ascii: a hostile URL cannot break the line or the terminal that cats it.
+        self.write_line(json.dumps(event, ensure_ascii=True))
+
+    def write_line(self, line: str) -> None:
         if self._file is None:
             return
         try:
-            # ensure_ascii: a hostile URL cannot break the line or the terminal that cats it.
-            self._file.write(json.dumps(event, ensure_ascii=True) + "\n")
+            self._file.write(line + "\n")
             self._file.flush()
         except (OSError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -78,5 +99,29 @@ class LectureRecorder:
     def close(self) -> None:
         if self._file is None:
             return
-        self._write({"kind": "end", "t": self._now()})
+        self._write({"kind": "end", "t": self.now()})
         self._drop()
+
+
+class _RunLines:
+    """One stage-3 run's crawl lines (Recorder's Lines), each wrapped in a lecture line."""
+
+    def __init__(self, lecture: LectureRecorder, run: int) -> None:
+        self.lecture = lecture
+        self.run = run
+        self.closed = False
+
+    @property
+    def path(self) -> str:
+        return self.lecture.path
+
+    def write_line(self, line: str) -> None:
+        if not self.closed:
+            # `line` is the crawl recorder's JSON object, ASCII already: kept as it is.
+            now = json.dumps(self.lecture.now())
+            self.lecture.write_line(
+                f'{{"kind": "crawl", "run": {self.run}, "t": {now}, "event": {line}}}'
+            )
+
+    def close(self) -> None:
+        self.closed = True

@@ -3,7 +3,8 @@ any of its steps.
 
 A recording is a file a user hands us: cut short, edited, or not ours at all. It is read
 whole and checked before anything is shown, within caps on its size, its lines and its
-steps; every snapshot passes the checked decoder of engine/plain.py. A bad file is one
+steps; every snapshot passes the checked decoder of engine/plain.py, and every line of a
+stage-3 crawl the checks of a crawl's recording (trace/validation.py). A bad file is one
 message naming its line and what is wrong (`LectureReplayError`), never a crash mid-way.
 """
 
@@ -16,7 +17,8 @@ from typing import Any
 
 from ..plain import BadMessage, decode
 from ..text import printable
-from ..trace.validation import BadEvent, parse_line
+from ..trace.replay import ReplayedCrawl, ReplayError
+from ..trace.validation import BadEvent, check_event, check_start, parse_line
 from .recording import FORMAT_VERSION, RECORDING
 from .snapshot import StageSnapshot
 
@@ -24,6 +26,7 @@ from .snapshot import StageSnapshot
 MAX_BYTES = 64 * 1024 * 1024
 MAX_LINE = 1024 * 1024  # one step's snapshot is a few kB
 MAX_STEPS = 500_000
+MAX_RUNS = 1000  # stage-3 crawls: each time the lecture entered stage 3, one
 PEEK = 4096  # bytes read to tell a lecture's recording from a crawl's
 
 
@@ -49,13 +52,24 @@ def is_lecture_recording(path: str | Path) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordedRun:
+    """One stage-3 crawl of the lecture, played as a crawl's recording is."""
+
+    after: int  # the stage steps recorded before it began
+    t: float  # seconds into the lecture it began
+    crawl: ReplayedCrawl
+
+
+@dataclass(frozen=True, slots=True)
 class RecordedLecture:
-    """Every step of a recorded lecture; `at(i)` is the screen after the i-th."""
+    """Every step of a recorded lecture; `at(i)` is the screen after the i-th; `runs`,
+    each stage-3 crawl, in the order they were entered."""
 
     name: str
     wall: float  # when it was recorded (seconds since the epoch)
     times: tuple[float, ...]  # seconds since the start, one a step, never going back
     steps: tuple[StageSnapshot, ...]
+    runs: tuple[RecordedRun, ...] = ()
 
     @property
     def duration(self) -> float:
@@ -95,16 +109,21 @@ def load_lecture(path: str | Path) -> RecordedLecture:
         raise LectureReplayError(f"{shown}:1: {exc}") from None
     times: list[float] = []
     steps: list[StageSnapshot] = []
+    runs = _Runs()
     for number, line in enumerate(lines[1:], 2):
         try:
-            _take(_line(line), times, steps)
+            _take(_line(line), times, steps, runs)
         except (BadEvent, BadMessage) as exc:
             raise LectureReplayError(f"{shown}:{number}: {exc}") from None
         if len(steps) > MAX_STEPS:
             raise LectureReplayError(f"{shown}: more than {MAX_STEPS} steps")
     if not steps:
         raise LectureReplayError(f"{shown}: a lecture recording with no step in it")
-    return RecordedLecture(Path(path).name, wall, tuple(times), tuple(steps))
+    try:
+        played = runs.played()
+    except ReplayError as exc:
+        raise LectureReplayError(f"{shown}: stage 3: {exc}") from None
+    return RecordedLecture(Path(path).name, wall, tuple(times), tuple(steps), played)
 
 
 def _line(line: str) -> Any:
@@ -128,7 +147,7 @@ def _start(event: Any) -> float:
     return wall
 
 
-def _take(event: Any, times: list[float], steps: list[StageSnapshot]) -> None:
+def _take(event: Any, times: list[float], steps: list[StageSnapshot], runs: _Runs) -> None:
     if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
         raise BadEvent("not a lecture event (a JSON object with a 'kind')")
     kind = event["kind"]
@@ -140,4 +159,54 @@ def _take(event: Any, times: list[float], steps: list[StageSnapshot]) -> None:
     if kind == "step":
         steps.append(StageSnapshot.from_plain(event.get("snapshot")))
         times.append(t)
+    elif kind == "crawl":
+        runs.take(event, t, len(steps))
     # "end", and kinds a newer recorder may write, have nothing to show.
+
+
+@dataclass(slots=True)
+class _Run:
+    number: int
+    after: int
+    t: float
+    start: dict[str, Any]
+    events: list[dict[str, Any]]
+    last: float = 0.0  # the crawl's own time of its latest event
+
+
+class _Runs:
+    """The stage-3 runs as their lines come: a run starts with its crawl's start line,
+    and each line after it is checked as a line of a crawl's recording."""
+
+    def __init__(self) -> None:
+        self.runs: list[_Run] = []
+
+    def take(self, line: dict[str, Any], t: float, after: int) -> None:
+        number = line.get("run")
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise BadEvent("a crawl line whose 'run' is not a whole number")
+        event = line.get("event")
+        try:
+            if not isinstance(event, dict):
+                raise BadEvent("a crawl line without its event (a JSON object)")
+            if event.get("kind") == "start":
+                self._start(number, after, t, event)
+                return
+            run = self.runs[-1] if self.runs else None
+            if run is None or run.number != number:
+                raise BadEvent(f"a line of run {number}, which has not started here")
+            run.last = check_event(event, run.last)
+            run.events.append(event)
+        except BadEvent as exc:
+            raise BadEvent(f"stage 3, run {number}: {exc}") from None
+
+    def _start(self, number: int, after: int, t: float, event: dict[str, Any]) -> None:
+        if self.runs and number <= self.runs[-1].number:
+            raise BadEvent("a run that started before")
+        if len(self.runs) >= MAX_RUNS:
+            raise BadEvent(f"more than {MAX_RUNS} runs")
+        check_start(event)
+        self.runs.append(_Run(number, after, t, event, []))
+
+    def played(self) -> tuple[RecordedRun, ...]:
+        return tuple(RecordedRun(r.after, r.t, ReplayedCrawl(r.start, r.events)) for r in self.runs)

@@ -4,7 +4,9 @@ snapshot a lecture's monitor (lecture_monitor.py) sent, read-only.
 The crawl's viewer (client.py) does the connecting, its caps, the reconnecting and the
 refusals; this one reads the lecture's hello and its stage frames instead, each through
 the checked decoder (StageSnapshot.from_plain): a bad frame is dropped and told in
-`bad`, and the last good stage stays on screen.
+`bad`, and the last good stage stays on screen. In stage 3 the monitor sends the crawl's
+own frames, read by the crawl's viewer: `crawl_shown` then says the lecture is on the crawl,
+which this object observes as RemoteCrawl does.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..config_json import config_from_plain
 from ..lecture.snapshot import StageSnapshot
 from ..plain import BadMessage
 from ..text import printable
@@ -26,6 +29,7 @@ class RemoteLecture(RemoteCrawl):
     def __init__(self, url: str) -> None:
         super().__init__(url)
         self.stage: StageSnapshot | None = None  # None until the first frame
+        self.crawl_shown = False  # the last frame was stage 3's crawl, not a stage
 
     def _take(self, text: str) -> bool:
         try:
@@ -36,6 +40,8 @@ class RemoteLecture(RemoteCrawl):
         if kind == "hello":
             self._lecture_hello(message)  # BadMessage: what answered is not a lecture's
             return False
+        if kind == "frame":
+            return self._crawl_frame(message, text)
         if kind != "stage":
             return super()._take(text)  # the answers to controls, and what is not known
         try:
@@ -44,10 +50,32 @@ class RemoteLecture(RemoteCrawl):
         except BadMessage as exc:
             return self._drop(str(exc))
         self.stage, self.viewers = stage, viewers
+        self.crawl_shown = False
         self.frames += 1
         self.link = Link.CONNECTED
         self.why = ""
         self.ready.set()
+        return True
+
+    def _crawl_frame(self, message: dict[str, Any], text: str) -> bool:
+        """Stage 3: a crawl's frame; the first of a connection names the crawl."""
+        if "config" in message:
+            try:
+                config = config_from_plain(message["config"])
+            except BadMessage as exc:
+                return self._drop(str(exc))
+            # Another crawl than the one before (the lecture came to stage 3 again); the
+            # one before stays if this frame is bad.
+            before = self._config, self._snap, list(self._recent)
+            self._config, self._snap = config, None
+            self._recent.clear()
+            if not super()._take(text):
+                self._config, self._snap = before[:2]
+                self._recent.extend(before[2])
+                return False
+        elif not super()._take(text):
+            return False
+        self.crawl_shown = True
         return True
 
     def _lecture_hello(self, message: dict[str, Any]) -> None:

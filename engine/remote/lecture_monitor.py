@@ -6,6 +6,11 @@ dropping of slow viewers, serving one more kind of frame at its own path:
     {"kind": "hello", "version", "lecture": LECTURE_VERSION, "steer": false, "you"}
     {"kind": "stage", "snapshot": StageSnapshot.to_plain(), "viewers": [...]}
 
+and in stage 3 (the main TUI's asyncio crawl) the crawl monitor's own frames, the first
+to each viewer naming the crawl's config as a crawl's hello does:
+
+    {"kind": "frame", "config": {...}, "snapshot": ..., "recent": [...], ...}
+
 A lecture is steered by the lecturer's keys only: no viewer controls it, token or not
 (the monitor answers every control with an error).
 """
@@ -16,7 +21,9 @@ import json
 import socket
 from typing import Any
 
+from ..config_json import config_to_plain
 from ..lecture.observe import ObservedStage
+from ..observe import ObservedCrawl
 from .limits import DEFAULT_LIMITS, ViewerLimits
 from .monitor import Monitor, Viewer
 from .protocol import VERSION
@@ -26,13 +33,21 @@ LECTURE_VERSION = 1  # of the stage snapshot's plain form
 
 
 class StageRelay:
-    """The stage the lecture shows now: told of each as it opens (`follow`)."""
+    """What the lecture shows now: a stage, told of each as it opens (`follow`), or stage
+    3's crawl (`follow_crawl`); neither while a screen is starting (`clear`)."""
 
     def __init__(self) -> None:
         self.stage: ObservedStage | None = None
+        self.crawl: ObservedCrawl | None = None
 
     def follow(self, stage: ObservedStage) -> None:
-        self.stage = stage
+        self.stage, self.crawl = stage, None
+
+    def follow_crawl(self, crawl: ObservedCrawl) -> None:
+        self.stage, self.crawl = None, crawl
+
+    def clear(self) -> None:
+        self.stage = self.crawl = None
 
 
 class LectureMonitor(Monitor):
@@ -54,7 +69,16 @@ class LectureMonitor(Monitor):
         return {"kind": "hello", "version": VERSION, "lecture": LECTURE_VERSION,
                 "steer": False, "you": viewer.address}  # fmt: skip
 
+    def _introduce(self) -> dict[str, Any]:
+        return {"config": config_to_plain(self.observed.config)}
+
     def _sample(self, rows: bool) -> None:
+        crawl = self.relay.crawl
+        if crawl is not None:
+            # Stage 3: the crawl's frames, as its own monitor sends them (and no control).
+            self._observed = crawl
+            super()._sample(rows)
+            return
         stage = self.relay.stage
         if stage is None:
             return  # no stage open yet (the demo site is starting): nothing to show

@@ -495,11 +495,17 @@ class Monitor:
         shared = json.dumps({**frame, "recent": new, **self._chains_if_new()})
 
         def first() -> str:
-            whole = {"recent": list(self._window), "recent_reset": True, **self._chains}
+            whole = {"recent": list(self._window), "recent_reset": True, **self._chains,
+                     **self._introduce()}  # fmt: skip
             whole["snapshot"] = plain if rows else snapshot_to_plain(snap, rows=True)
             return json.dumps({**frame, **whole})
 
         self._send_all(shared, first)
+
+    def _introduce(self) -> dict[str, Any]:
+        """What a viewer's first frame carries besides the crawl's state: nothing here,
+        where the hello names the crawl (a lecture's monitor names its stage-3 crawl)."""
+        return {}
 
     def _send_all(self, shared: str | None, first: Callable[[], str]) -> None:
         """Queue `shared` for every viewer (None: for none), and `first()` (made once)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..config_json import config_to_plain
 from ..crawler import Crawler
@@ -17,6 +17,21 @@ from ..records import FetchRecord, LineFile
 from ..workers import Worker
 
 FORMAT_VERSION = 1
+
+
+class Lines(Protocol):
+    """Where a recording's lines go: a file of its own (LineFile), or a lecture's
+    recording, which keeps each stage-3 crawl inside it (engine/lecture/recording.py)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def write_line(self, line: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Recorder:
@@ -27,9 +42,9 @@ class Recorder:
     that stops the crawl); the lines after it are dropped.
     """
 
-    def __init__(self, crawler: Crawler, path: str | Path) -> None:
+    def __init__(self, crawler: Crawler, path: str | Path | Lines) -> None:
         self.crawler = crawler
-        self._file = LineFile(path)
+        self._file = LineFile(path) if isinstance(path, str | Path) else path
         self._t0: float | None = None
         self._last_phase = ""
         self._write({"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),

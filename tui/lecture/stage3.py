@@ -1,21 +1,51 @@
 """Stage 3 of `crawlscope lecture`: the live TUI, with ← back to stage 2.
 
 asyncio's own loop cannot be stepped, so there is no step to go back to here: ← goes
-to the stage before, as it does from the first step of stages 1 and 2."""
+to the stage before, as it does from the first step of stages 1 and 2. The lecture's
+recorder and monitor follow this stage's crawl too (`LectureCrawl.opened`, `services`)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from textual import events, on
 from textual.binding import Binding, BindingType
 
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+
 from ..app import CrawlScopeApp
+from ..startup import LiveCrawl, Ready, Started
+
+# Told of stage 3's crawl once it is built, before it starts (a recorder, a monitor's relay).
+CrawlOpened = Callable[[Crawler], object]
+
+
+@dataclass
+class LectureCrawl(LiveCrawl):
+    """The main TUI's live crawl, told to `opened` as soon as it is built."""
+
+    opened: Sequence[CrawlOpened] = ()
+
+    async def run(self, started: Started, ready: Ready | None = None) -> None:
+        def tell(observed: ObservedCrawl, controls: CrawlControls, demo: str | None) -> None:
+            assert self.crawler is not None  # set before `started` is told
+            for told in self.opened:
+                told(self.crawler)
+            started(observed, controls, demo)
+
+        await super().run(tell, ready)
 
 
 class AsyncioStage(CrawlScopeApp):
     """The main TUI as the lecture's last stage. `went_back` after it closes: the user
-    pressed ← (the crawl was stopped as q stops it), and the lecture reopens stage 2."""
+    pressed ← (the crawl was stopped as q stops it), and the lecture reopens stage 2.
+    `services` run as long as the app does (the lecture's monitor)."""
 
     # Textual reads a relative CSS_PATH from the subclass's own folder, not the app's.
     CSS_PATH = str(Path(__file__).parent.parent / "app.tcss")
@@ -25,6 +55,31 @@ class AsyncioStage(CrawlScopeApp):
     ]
 
     went_back = False
+
+    def __init__(
+        self,
+        source: LiveCrawl,
+        *,
+        greeting: str = "",
+        services: Sequence[AbstractAsyncContextManager[object]] = (),
+    ) -> None:
+        super().__init__(source, greeting=greeting)
+        self._service_list = tuple(services)
+        self._services = contextlib.AsyncExitStack()
+        self.error: str | None = None
+
+    @on(events.Mount)
+    async def _serve(self) -> None:
+        try:
+            for service in self._service_list:
+                await self._services.enter_async_context(service)
+        except OSError as exc:
+            self.error = f"cannot start: {exc}"
+            self.exit(1)
+
+    async def on_unmount(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._services.aclose()
 
     async def action_back_a_stage(self) -> None:
         self.went_back = True
