@@ -1,10 +1,16 @@
 """A recorded lecture played back on the lecture screen, with the crawl replay's transport:
 p plays and pauses, . and , (or → and ←) step one recorded step, ] and [ change the
-speed, pgdn and pgup jump 10%, home and end go to the start and the end."""
+speed, pgdn and pgup jump 10%, home and end go to the start and the end.
+
+Stage 3 (each time the lecture was in it) plays on the crawl's replay screen, pushed over
+the stages' where it came in the lecture: a step or the play goes on into it from the step
+before, and out of it, at its first or last event, to the stages' steps around it, as →
+and ← moved the lecturer between stage 2 and stage 3."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
@@ -14,6 +20,7 @@ from textual.screen import Screen
 from crawlscope.engine.lecture.observe import RecordedStages
 
 from ..keys import TRANSPORT, bindings
+from ..screens.replay import ReplayScreen
 from ..widgets.replay_bar import ReplayBar, ReplayView
 from .intros import INTROS
 from .stage_panels import StagePanels, Words, over_word
@@ -55,6 +62,13 @@ class StageReplayScreen(StagePanels):
         now = time.monotonic()
         elapsed, self._played_at = now - self._played_at, now
         if not self.playing:
+            return
+        run = self._run_after(self.index)
+        if run is not None and (
+            self.position + elapsed * self.speed >= self.recording.runs[run].t
+            or self.position >= self.recording.duration
+        ):
+            self._enter(run, at_end=False, playing=True)
             return
         if self.position >= self.recording.duration:
             self.playing = False  # the end: stay on the last step, paused
@@ -105,7 +119,47 @@ class StageReplayScreen(StagePanels):
 
     async def action_step_event(self, direction: int = 1) -> None:
         self.playing = False
+        run = self._run_after(self.index) if direction > 0 else self._run_before(self.index)
+        if run is not None:
+            self._enter(run, at_end=direction < 0, playing=False)
+            return
         await self._go(self.index + direction)
+
+    # ---- stage 3, between the steps -------------------------------------------------------
+
+    def _run_after(self, index: int) -> int | None:
+        """The first stage-3 run recorded right after step `index`, if one was."""
+        runs = self.recording.runs
+        return next((k for k, run in enumerate(runs) if run.after == index + 1), None)
+
+    def _run_before(self, index: int) -> int | None:
+        """The last stage-3 run recorded right before step `index`, if one was."""
+        runs = self.recording.runs
+        return next((k for k in reversed(range(len(runs))) if runs[k].after == index), None)
+
+    def _enter(self, run: int, *, at_end: bool, playing: bool) -> None:
+        """Play the `run`-th stage 3 on the crawl's replay screen, over this one."""
+        self.playing = False
+        self.app.push_screen(
+            Stage3ReplayScreen(self, run, at_end=at_end, playing=playing, speed=self.speed,
+                               reproducible=self.reproducible)
+        )  # fmt: skip
+
+    async def come_back(self, run: int, direction: int, playing: bool, speed: float) -> None:
+        """Out of the `run`-th stage 3 (its screen gone): into the run next to it, if one
+        was recorded with no step between, else to the step after it or before it."""
+        runs = self.recording.runs
+        after = runs[run].after
+        beside = run + direction
+        self.speed = speed
+        if 0 <= beside < len(runs) and runs[beside].after == after:
+            self._enter(beside, at_end=direction < 0, playing=playing)
+            return
+        await self._go(after if direction > 0 else after - 1)
+        if direction > 0 and after >= self.count:
+            return  # the lecture ended in stage 3: stay on the last step, paused
+        self.playing = playing
+        await self._show_current()
 
     async def action_speed(self, direction: int = 1) -> None:
         index = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - self.speed))
@@ -120,11 +174,62 @@ class StageReplayScreen(StagePanels):
         await self._go(0 if share <= 0 else self.count - 1)
 
 
+class Stage3ReplayScreen(ReplayScreen):
+    """One stage 3 of a recorded lecture: the crawl's replay, which steps (or plays) out
+    of its ends back to the stages' screen `stages`."""
+
+    def __init__(
+        self,
+        stages: StageReplayScreen,
+        run: int,
+        *,
+        at_end: bool,
+        playing: bool,
+        speed: float,
+        reproducible: bool = False,
+    ) -> None:
+        recording = stages.recording
+        crawl = recording.runs[run].crawl
+        name = f"{recording.name}, stage 3"
+        if len(recording.runs) > 1:
+            name += f" ({run + 1} of {len(recording.runs)})"
+        super().__init__(crawl, name, paused=not playing, reproducible=reproducible)
+        self.stages = stages
+        self.run_index = run
+        self.speed = speed
+        self._gone = False
+        if at_end:
+            crawl.goto(len(crawl.events))
+
+    def advance(self) -> None:
+        replay = self.replay
+        if self.playing and replay.position >= replay.duration:
+            self._leave(1)  # the play goes on, to what the lecture did next
+            return
+        super().advance()
+
+    def action_step_event(self, direction: int = 1) -> None:
+        index = self.replay.index
+        if (direction > 0 and index >= len(self.replay.events)) or (direction < 0 and index <= 0):
+            self.playing = False
+            self._leave(direction)
+            return
+        super().action_step_event(direction)
+
+    def _leave(self, direction: int) -> None:
+        if self._gone:
+            return
+        self._gone = True
+        self.dismiss()
+        self.app.call_later(self.stages.come_back, self.run_index, direction, self.playing, self.speed)
+
+
 class LectureReplayApp(App[int]):
     """`crawlscope replay FILE` for a lecture's recording: nothing runs but the screen."""
 
     TITLE = "crawlscope lecture replay"
-    CSS_PATH = "lecture.tcss"
+    # Stage 3 is drawn by the crawl's replay screen, with the main TUI's styles.
+    CSS_PATH = ["lecture.tcss", Path(__file__).parent.parent / "app.tcss"]
     # Textual declares this `ClassVar[...] | None`, which mypy takes for an instance variable.
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]  # type: ignore[misc]
     BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit")]

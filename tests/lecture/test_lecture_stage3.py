@@ -1,0 +1,216 @@
+"""Stage 3 in a lecture's recording: a lecture run by Pilot through its three stages on a
+real demo site (aiohttp on 127.0.0.1), recorded; the replay steps from stage 2 into
+stage 3's crawl, on the crawl's replay screen, and back; and a recording whose stage-3
+part is damaged, played by the real command, is one line and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from textual.geometry import Region
+from textual.pilot import Pilot
+from tui_support import crawler_of, screen_text, until
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.lecture.recording import LectureRecorder
+from crawlscope.engine.lecture.replay import load_lecture
+from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.tui.lecture.app import LectureApp
+from crawlscope.tui.lecture.stage3 import AsyncioStage, LectureCrawl
+from crawlscope.tui.lecture.stage_replay import LectureReplayApp, Stage3ReplayScreen
+from helpers import run_cli
+
+DEMO = DemoConfig(pages=20, links_per_page=4)
+SIZE = (120, 41)
+
+
+def two_workers(roots: Sequence[str]) -> CrawlConfig:
+    return CrawlConfig(roots=tuple(roots), max_tasks=2)
+
+
+def stage_status(screen: object) -> str:
+    from textual.screen import Screen
+
+    assert isinstance(screen, Screen)
+    widget = screen.query_one("#stage-status")
+    return "".join(s.text for s in widget.render_lines(Region(0, 0, widget.size.width, 1)))
+
+
+async def steps(pilot: Pilot[str], app: LectureApp, count: int) -> None:
+    stage = app.stage
+    assert stage is not None
+    for _ in range(count):
+        before = stage.steps
+        await pilot.press("n")
+        await until(pilot, lambda b=before: stage.steps == b + 1 and not stage.wanted, "a step")
+
+
+async def a_lecture_of_three_stages(path: Path) -> Crawler:
+    """Stages 1 and 2 stepped a little, then stage 3 crawled to its end and left with ←,
+    recorded to `path` as `crawlscope lecture --record` records them; stage 3's crawler."""
+    recorder = LectureRecorder(path)
+    lecture = LectureApp(["callbacks", "generators"], make_config=two_workers, demo=DEMO,
+                         walk=True, opened=[recorder.follow])  # fmt: skip
+    async with lecture.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: lecture.stage is not None, "stage 1")
+        await steps(pilot, lecture, 4)
+        await pilot.press("right")
+        await until(pilot, lambda: lecture.stage is not None
+                    and lecture.stage.engine == "generators", "stage 2")  # fmt: skip
+        await steps(pilot, lecture, 4)
+        await pilot.press("right")
+        await until(pilot, lambda: lecture.return_value == "next", "on to stage 3")
+    runs: list[Recorder] = []
+    live = LectureCrawl(make_config=two_workers, demo=DEMO,
+                        opened=[lambda crawler: runs.append(recorder.follow_crawl(crawler))])  # fmt: skip
+    app = AsyncioStage(live)
+    async with app.run_test(size=SIZE) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: crawler.phase is Phase.FINISHED, "stage 3's crawl, to its end")
+        await pilot.press("left")  # back to stage 2, as a lecturer does
+    assert app.went_back
+    for run in runs:
+        run.close()
+    recorder.close()
+    assert recorder.failure is None
+    return crawler
+
+
+async def test_a_lecture_recorded_through_three_stages_replays_stage_3(tmp_path: Path) -> None:
+    path = tmp_path / "lecture.jsonl"
+    crawler = await a_lecture_of_three_stages(path)
+    recording = load_lecture(path)
+    assert [s.engine.value for s in recording.steps] == ["callbacks"] * 5 + ["generators"] * 5
+    (run,) = recording.runs
+    assert run.after == len(recording.steps)
+    played = run.crawl
+    played.goto(len(played.events))
+    assert played.accounting() == crawler.accounting() and crawler.accounting().done > 10
+    assert {w.id for w in played.snapshot().workers} == set(crawler.workers)
+    assert {r.url for r in played.done.values()} == set(crawler.ledger.done)
+
+    replay = LectureReplayApp(recording, paused=True)
+    async with replay.run_test(size=SIZE) as pilot:
+        stages = replay.replay
+        await pilot.press("end")
+        await until(pilot, lambda: stages.index == len(recording.steps) - 1, "stage 2's last step")
+        assert "stage 2" in stage_status(replay.screen)
+        await pilot.press("full_stop")  # one step on: into stage 3
+        await until(pilot, lambda: isinstance(replay.screen, Stage3ReplayScreen), "stage 3")
+        screen = replay.screen
+        assert isinstance(screen, Stage3ReplayScreen)
+        assert screen.replay.index == 0
+        await pilot.press("end")
+        last = len(screen.replay.events)
+        await until(pilot, lambda: screen.replay.index == last, "stage 3's end")
+        # Its pages and its workers, as the lecture crawled them.
+        done = crawler.accounting().done
+        await until(pilot, lambda: f" {done} pages " in screen_text(replay), "the pages counted")  # type: ignore[arg-type]
+        text = screen_text(replay)  # type: ignore[arg-type]
+        assert "FINISHED" in text and "stage 3" in text and f"done {done} " in text
+        for worker in crawler.workers.values():  # each row: id, state, for, pages
+            row = rf"^\W*{worker.id}\s+stopped\s+\S+\s+{worker.pages}\s"
+            assert re.search(row, text, re.MULTILINE), (row, text)
+        # Back out of stage 3 at its first event, to stage 2's last step.
+        await pilot.press("home", "comma")
+        await until(pilot, lambda: replay.screen is stages, "back on the stages' screen")
+        await until(pilot, lambda: stages.index == len(recording.steps) - 1, "stage 2's last")
+        assert "stage 2" in stage_status(replay.screen)
+        assert played.index == 0
+        # Played from stage 2, the replay goes on into stage 3 and plays it to its end.
+        await pilot.press("comma", "p")
+
+        def played_through() -> bool:
+            return replay.screen is stages and played.index == len(played.events)
+
+        await until(pilot, played_through, "stage 3 played to its end, and out")
+        assert stages.index == len(recording.steps) - 1 and not stages.playing
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lecture recorded by `crawlscope lecture --record F --headless`: all three stages."""
+    path = tmp_path_factory.mktemp("lecture") / "lecture.jsonl"
+    result = run_cli("lecture", "--record", str(path), "--headless", "--steps", "5")
+    assert result.returncode == 0, result.stderr
+    assert "stage asyncio:" in result.stderr
+    return path
+
+
+def test_a_headless_lecture_records_stage_3_too(recorded: Path) -> None:
+    recording = load_lecture(recorded)
+    (run,) = recording.runs
+    crawl = run.crawl
+    crawl.goto(len(crawl.events))
+    assert crawl.phase is Phase.FINISHED and crawl.accounting().balanced
+    assert crawl.accounting().done > 20 and len(crawl.workers) == 3
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text().split("\n")[:-1]
+
+
+def crawl_line(lines: list[str], kind: str) -> int:
+    """The index of the first stage-3 line whose crawl event is of `kind`."""
+    return next(
+        i for i, line in enumerate(lines)
+        if json.loads(line)["kind"] == "crawl" and json.loads(line)["event"]["kind"] == kind
+    )  # fmt: skip
+
+
+def fetch_status(event: dict[str, object]) -> None:
+    record = event["record"]
+    assert isinstance(record, dict)
+    record["status"] = "two hundred"
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ("status", "stage 3, run 1: the fetch record's 'status' is wrong: 'two hundred'"),
+        ("config", "stage 3, run 1: bad config"),
+        ("orphan", "stage 3, run 2: a line of run 2, which has not started here"),
+        ("no event", "stage 3, run 1: a crawl line without its event"),
+        ("time", "stage 3, run 1: 't' goes back in time"),
+    ],
+)
+def test_a_damaged_stage_3_is_one_line_and_status_2(
+    recorded: Path, tmp_path: Path, damage: str, said: str
+) -> None:
+    lines = lines_of(recorded)
+    if damage == "config":
+        at = crawl_line(lines, "start")
+        line = json.loads(lines[at])
+        line["event"]["config"]["max_tasks"] = "three"
+    elif damage == "time":
+        at = crawl_line(lines, "fetch")
+        line = json.loads(lines[at])
+        line["event"]["t"] = 0.0
+        first = json.loads(lines[at - 1])
+        first["event"]["t"] = 1.0
+        lines[at - 1] = json.dumps(first)
+    else:
+        at = crawl_line(lines, "fetch")
+        line = json.loads(lines[at])
+        if damage == "status":
+            fetch_status(line["event"])
+        elif damage == "orphan":
+            line["run"] = 2
+        else:
+            del line["event"]
+    lines[at] = json.dumps(line)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = run_cli("replay", str(bad))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    err = result.stderr.splitlines()
+    assert len(err) == 1, result.stderr
+    assert err[0].startswith(f"crawlscope: {bad}:{at + 1}: {said}"), err[0]
