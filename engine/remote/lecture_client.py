@@ -88,5 +88,5 @@ class RemoteLecture(RemoteCrawl):
 
     def _lost(self, why: str) -> None:
         super()._lost(why)
-        if self.stage is not None and self.stage.over:
+        if not self.crawl_shown and self.stage is not None and self.stage.over:
             self.link, self.why = Link.ENDED, "the lecture's stage ended"

@@ -11,20 +11,27 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hostile_peers import Terminal, terminal
 from textual.geometry import Region
 from textual.pilot import Pilot
 from tui_support import crawler_of, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.lecture.live import Stage
 from crawlscope.engine.lecture.recording import LectureRecorder
 from crawlscope.engine.lecture.replay import load_lecture
-from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.engine.plan import CrawlPlan
+from crawlscope.engine.remote.lecture_monitor import LECTURE_PATH, LectureMonitor, StageRelay
+from crawlscope.engine.remote.monitor import listen, socket_url
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage3 import AsyncioStage, LectureCrawl
 from crawlscope.tui.lecture.stage_replay import LectureReplayApp, Stage3ReplayScreen
+from crawlscope.tui.lecture.stage_watched import LectureWatchApp
+from crawlscope.tui.waiting import wait_until
 from helpers import run_cli
 
 DEMO = DemoConfig(pages=20, links_per_page=4)
@@ -68,8 +75,11 @@ async def a_lecture_of_three_stages(path: Path) -> Crawler:
         await pilot.press("right")
         await until(pilot, lambda: lecture.return_value == "next", "on to stage 3")
     runs: list[Recorder] = []
-    live = LectureCrawl(make_config=two_workers, demo=DEMO,
-                        opened=[lambda crawler: runs.append(recorder.follow_crawl(crawler))])  # fmt: skip
+
+    def record(crawler: Crawler) -> None:
+        runs.append(recorder.follow_crawl(crawler))
+
+    live = LectureCrawl(make_config=two_workers, demo=DEMO, opened=[record])
     app = AsyncioStage(live)
     async with app.run_test(size=SIZE) as pilot:
         crawler = await crawler_of(pilot)
@@ -214,3 +224,113 @@ def test_a_damaged_stage_3_is_one_line_and_status_2(
     err = result.stderr.splitlines()
     assert len(err) == 1, result.stderr
     assert err[0].startswith(f"crawlscope: {bad}:{at + 1}: {said}"), err[0]
+
+
+async def test_a_lecture_viewer_sees_stage_3s_crawl_then_the_stage_screen_again() -> None:
+    """The lecture's socket, bound once; stage 3 served on a copy of it by a lecture
+    monitor following the crawl (as the lecture's stage-3 app serves it), then stage 2 on
+    another copy (the lecturer pressed ←): `attach`'s lecture app, over a real socket,
+    draws the crawl on the crawl's screen, then the stage screen again."""
+    place = listen("127.0.0.1", 0)
+    relay = StageRelay()
+    viewer = LectureWatchApp(socket_url(place, None, LECTURE_PATH))
+    try:
+        async with DemoServer(DEMO) as demo, viewer.run_test(size=SIZE) as pilot:
+            async with (
+                LectureMonitor(relay, place.dup()),
+                CrawlPlan(two_workers([demo.url])).open() as crawl,
+            ):
+                relay.follow_crawl(crawl.crawler)
+                await crawl.run()
+                crawler = crawl.crawler
+                done = crawler.accounting().done
+
+                # Each worker's row as the crawl left it: id, state, for, pages.
+                rows = [
+                    rf"^\W*{w.id}\s+stopped\s+\S+\s+{w.pages}\s" for w in crawler.workers.values()
+                ]
+
+                def crawl_drawn() -> bool:
+                    shown = viewer.crawl_screen
+                    if shown is None or viewer.screen is not shown:
+                        return False
+                    text = screen_text(viewer)  # type: ignore[arg-type]
+                    return f" {done} pages " in text and all(
+                        re.search(row, text, re.MULTILINE) for row in rows
+                    )
+
+                await until(pilot, crawl_drawn, "stage 3's crawl at the viewer, to its end")
+                text = screen_text(viewer)  # type: ignore[arg-type]
+                assert "FINISHED" in text and "read-only" in text and f"done {done} " in text
+                await pilot.press("p", "a")  # the keys that steer a crawl do nothing here
+                assert len(crawler.workers) == 2
+            # The lecturer went back to stage 2: its app serves the stage again.
+            stage = Stage("generators", two_workers([demo.url]))
+            relay.follow(stage)
+            stage.start(stepping=True)
+            try:
+                async with LectureMonitor(relay, place.dup()):
+                    for _ in range(3):
+                        while not stage.step_once(jump=True):
+                            await pilot.pause(0.01)  # the demo site answers meanwhile
+                    screen = viewer.watched
+
+                    def stage_drawn() -> bool:
+                        return viewer.screen is screen and screen.shown == stage.snapshot()
+
+                    await until(pilot, stage_drawn, "the stage screen again, at step 3")
+                    assert viewer.crawl_screen is None and "stage 2" in stage_status(screen)
+            finally:
+                stage.close()
+    finally:
+        place.close()
+
+
+RIGHT, LEFT = b"\x1b[C", b"\x1b[D"
+
+
+def forget(term: Terminal) -> None:
+    """Drop what `term` showed so far: what it shows next is looked for in what follows."""
+    with term._lock:
+        term.out.clear()
+
+
+async def test_the_lecture_command_serves_and_records_stage_3(tmp_path: Path) -> None:
+    """`lecture --monitor 0 --record F` and `attach URL`, each in a real terminal: the
+    viewer follows the lecturer into stage 3's crawl and back to stage 2, and the file
+    holds the stages' steps and stage 3's crawl between them."""
+    record = tmp_path / "lecture.jsonl"
+    args = ("lecture", "--monitor", "0", "--record", str(record), "--max-tasks", "2")
+    async with terminal(*args, size=(120, 40)) as lecturer:
+        await lecturer.shows(b"STEP MODE", what="the lecture's first stage")
+        found = re.search(rb"monitor: (ws://\S+/lecture)", lecturer.bytes())
+        assert found, lecturer.tail()
+        async with terminal("attach", found.group(1).decode(), size=(120, 40)) as viewer:
+            await viewer.shows(b"WATCHING", b"stage 1", what="the lecture")
+            lecturer.press(RIGHT)
+            await viewer.shows(b"stage 2", what="stage 2 at the viewer")
+            forget(viewer)
+            lecturer.press(RIGHT)
+            await lecturer.shows(b"redirect chains", what="stage 3, the main TUI")
+            await viewer.shows(b"redirect chains", b"suspended at", b"read-only",
+                               what="stage 3's crawl at the viewer")  # fmt: skip
+            await viewer.shows(b"pages", what="its pages counted")
+            forget(viewer)
+            forget(lecturer)
+            lecturer.press(LEFT)
+            await lecturer.shows(b"STEP MODE", what="the lecturer back in stage 2")
+            await viewer.shows(b"WATCHING", b"stage 2", what="the stage screen at the viewer")
+            viewer.press(b"q")
+            await wait_until(lambda: viewer.proc.poll() is not None, "the viewer closed")
+            assert viewer.proc.returncode == 0
+        lecturer.press(b"q")
+        await wait_until(lambda: lecturer.proc.poll() is not None, "the lecture closed")
+    recording = load_lecture(record)
+    engines = [snap.engine.value for snap in recording.steps]
+    assert engines == ["callbacks", "generators", "generators"], engines
+    (run,) = recording.runs
+    assert run.after == 2
+    crawl = run.crawl
+    crawl.goto(len(crawl.events))
+    assert crawl.phase in (Phase.STOPPED, Phase.FINISHED) and crawl.accounting().balanced
+    assert crawl.config.max_tasks == 2 and len(crawl.workers) == 2

@@ -10,6 +10,7 @@ composed again for the other stage.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -33,6 +34,8 @@ STAGE_TITLES = {
 SHORT_TITLES = {Engine.CALLBACKS: "stage 1 · callbacks", Engine.GENERATORS: "stage 2 · generators"}
 # Narrower than this (columns), the status line and the footer are made compact.
 NARROW = 100
+# The main TUI's styles, for a lecture app that shows stage 3 on the crawl's screens.
+APP_CSS = Path(__file__).parent.parent / "app.tcss"
 Words = list[tuple[str, str]]  # (text, style) pieces of the status line
 
 

@@ -10,7 +10,7 @@ and ← moved the lecturer between stage 2 and stage 3."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from pathlib import PurePath
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
@@ -23,7 +23,7 @@ from ..keys import TRANSPORT, bindings
 from ..screens.replay import ReplayScreen
 from ..widgets.replay_bar import ReplayBar, ReplayView
 from .intros import INTROS
-from .stage_panels import StagePanels, Words, over_word
+from .stage_panels import APP_CSS, StagePanels, Words, over_word
 
 FRAMES_PER_SECOND = 15.0
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -221,7 +221,8 @@ class Stage3ReplayScreen(ReplayScreen):
             return
         self._gone = True
         self.dismiss()
-        self.app.call_later(self.stages.come_back, self.run_index, direction, self.playing, self.speed)
+        back = self.stages.come_back
+        self.app.call_later(back, self.run_index, direction, self.playing, self.speed)
 
 
 class LectureReplayApp(App[int]):
@@ -229,7 +230,7 @@ class LectureReplayApp(App[int]):
 
     TITLE = "crawlscope lecture replay"
     # Stage 3 is drawn by the crawl's replay screen, with the main TUI's styles.
-    CSS_PATH = ["lecture.tcss", Path(__file__).parent.parent / "app.tcss"]
+    CSS_PATH: ClassVar[list[str | PurePath]] = ["lecture.tcss", APP_CSS]
     # Textual declares this `ClassVar[...] | None`, which mypy takes for an instance variable.
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]  # type: ignore[misc]
     BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit")]

@@ -1,12 +1,15 @@
 """A lecture watched from another process (`crawlscope attach ws://HOST:PORT/lecture`): the
 lecture screen drawn from the stage snapshots a lecture's monitor sends, read-only, with
-the watch line of a crawl's viewer (how it is connected, and who else watches)."""
+the watch line of a crawl's viewer (how it is connected, and who else watches). While the
+lecturer is in stage 3, the crawl's own watched screen is over it, drawing the crawl's
+frames; it goes when the stages' frames come again."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
@@ -16,9 +19,9 @@ from textual.screen import Screen
 from crawlscope.engine.lecture.snapshot import Engine, StageSnapshot
 from crawlscope.engine.remote.lecture_client import RemoteLecture
 
-from ..attach import WatchBar, WatchView
+from ..attach import WatchBar, WatchedScreen, WatchView
 from .intros import INTROS
-from .stage_panels import StagePanels, Words, over_word
+from .stage_panels import APP_CSS, StagePanels, Words, over_word
 
 FRAMES_PER_SECOND = 15.0
 
@@ -65,7 +68,8 @@ class LectureWatchApp(App[int]):
     """Connect to a lecture's monitor at `url` and show what it sends; q closes this view."""
 
     TITLE = "crawlscope lecture (attached)"
-    CSS_PATH = "lecture.tcss"
+    # Stage 3 is drawn by the crawl's watched screen, with the main TUI's styles.
+    CSS_PATH: ClassVar[list[str | PurePath]] = ["lecture.tcss", APP_CSS]
     # Textual declares this `ClassVar[...] | None`, which mypy takes for an instance variable.
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]  # type: ignore[misc]
     BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit")]
@@ -75,19 +79,35 @@ class LectureWatchApp(App[int]):
         self.remote = RemoteLecture(url)
         self.reproducible = reproducible
         self._connection: asyncio.Task[None] | None = None
+        self.crawl_screen: WatchedScreen | None = None  # stage 3's, while it is shown
 
     def get_default_screen(self) -> Screen[None]:
         remote = self.remote
         return StageWatchedScreen(
-            lambda: remote.stage,
-            lambda: WatchView(
-                "attached", remote.link.value, remote.why, True, remote.viewers, remote.bad
-            ),
-            reproducible=self.reproducible,
+            lambda: remote.stage, self._watch_view, reproducible=self.reproducible
+        )
+
+    def _watch_view(self) -> WatchView:
+        remote = self.remote
+        return WatchView(
+            "attached", remote.link.value, remote.why, True, remote.viewers, remote.bad
         )
 
     def on_mount(self) -> None:
         self._connection = asyncio.create_task(self.remote.run(), name="attach-lecture")
+        self.set_interval(1 / FRAMES_PER_SECOND, self._follow_stage_3)
+
+    def _follow_stage_3(self) -> None:
+        """The crawl's screen over the stages' while the lecturer is in stage 3."""
+        remote, shown = self.remote, self.crawl_screen
+        if remote.crawl_shown and shown is None:
+            shown = WatchedScreen(self._watch_view, reproducible=self.reproducible)
+            shown.observe_live(remote, None, " ".join(remote.config.roots))
+            self.crawl_screen = shown
+            self.push_screen(shown)
+        elif not remote.crawl_shown and shown is not None and self.screen is shown:
+            self.crawl_screen = None
+            self.pop_screen()
 
     async def on_unmount(self) -> None:
         if self._connection is not None:
