@@ -112,7 +112,9 @@ def _config(args: argparse.Namespace) -> ConfigMaker:
 
 
 async def _headless(args: argparse.Namespace, recorder: LectureRecorder) -> int:
+    from crawlscope.engine.crawler import Crawler
     from crawlscope.engine.lecture.live import Stage, drive
+    from crawlscope.engine.lecture.stages import create
     from crawlscope.engine.sites.demo import DemoServer
     from crawlscope.engine.sites.demo_config import LECTURE_DEMO
 
@@ -127,12 +129,15 @@ async def _headless(args: argparse.Namespace, recorder: LectureRecorder) -> int:
                   f"{snap.accounting.line()}", file=sys.stderr)  # fmt: skip
             if snap.error:
                 return fail(f"the {engine} stage failed: {snap.error}")
-        from crawlscope.engine.plan import CrawlPlan
-
-        async with CrawlPlan(config([demo.url])).open() as crawl:
-            crawl.files.append(recorder.follow_crawl(crawl.crawler))  # closed as it ends
-            await crawl.run()
-        print(f"stage asyncio: {crawl.crawler.accounting().line()}", file=sys.stderr)
+        # Stage 3, the chapter's asyncio crawler, as `crawl --engine asyncio` makes it.
+        crawler = create("asyncio", config([demo.url]))
+        assert isinstance(crawler, Crawler)
+        run = recorder.follow_crawl(crawler)
+        try:
+            await crawler.crawl()
+        finally:
+            run.close()
+        print(f"stage asyncio: {crawler.accounting().line()}", file=sys.stderr)
     print(f"crawlscope: the lecture recorded to {recorder.path} "
           f"({recorder.steps} steps); play it with `crawlscope replay {recorder.path}`",
           file=sys.stderr)  # fmt: skip
