@@ -9,6 +9,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -231,3 +232,18 @@ async def terminal(*args: str, size: tuple[int, int] = (200, 50)) -> AsyncIterat
         yield term
     finally:
         await asyncio.to_thread(term.close)
+
+
+@contextlib.asynccontextmanager
+async def watched_lecture(record: str) -> AsyncIterator[tuple[Terminal, Terminal]]:
+    """`lecture --monitor 0 --record RECORD` in a terminal and `attach` to the URL it
+    prints in another, as a lecturer and a student run them: both, once the viewer shows
+    the lecture's first stage."""
+    args = ("lecture", "--monitor", "0", "--record", record, "--max-tasks", "2")
+    async with terminal(*args, size=(120, 40)) as lecturer:
+        await lecturer.shows(b"STEP MODE", what="the lecture's first stage")
+        found = re.search(rb"monitor: (ws://\S+/lecture)", lecturer.bytes())
+        assert found, lecturer.tail()
+        async with terminal("attach", found.group(1).decode(), size=(120, 40)) as viewer:
+            await viewer.shows(b"WATCHING", b"stage 1", b"read-only", what="the lecture")
+            yield lecturer, viewer

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import aiohttp
 import pytest
-from hostile_peers import terminal
+from hostile_peers import watched_lecture
 from textual.geometry import Region
 from tui_support import until
 
@@ -153,19 +152,13 @@ async def test_a_lecture_in_a_terminal_is_watched_by_attach_in_another(tmp_path:
     `lecture --monitor 0 --record F` prints its URL, `attach URL` follows its steps, q
     closes the viewer only, and the recording holds the steps taken."""
     record = tmp_path / "lecture.jsonl"
-    args = ("lecture", "--monitor", "0", "--record", str(record), "--max-tasks", "2")
-    async with terminal(*args, size=(120, 40)) as lecturer:
-        await lecturer.shows(b"STEP MODE", what="the lecture's first stage")
-        found = re.search(rb"monitor: (ws://\S+/lecture)", lecturer.bytes())
-        assert found, lecturer.tail()
-        async with terminal("attach", found.group(1).decode(), size=(120, 40)) as viewer:
-            await viewer.shows(b"WATCHING", b"stage 1", b"read-only", what="the lecture")
-            for _ in range(3):
-                lecturer.press(b"n")
-            await viewer.shows(b"step 3", what="the lecturer's third step")
-            viewer.press(b"q")
-            await wait_until(lambda: viewer.proc.poll() is not None, "the viewer closed")
-            assert viewer.proc.returncode == 0
+    async with watched_lecture(str(record)) as (lecturer, viewer):
+        for _ in range(3):
+            lecturer.press(b"n")
+        await viewer.shows(b"step 3", what="the lecturer's third step")
+        viewer.press(b"q")
+        await wait_until(lambda: viewer.proc.poll() is not None, "the viewer closed")
+        assert viewer.proc.returncode == 0
         assert lecturer.proc.poll() is None  # the lecture goes on
         lecturer.press(b"q")
         await wait_until(lambda: lecturer.proc.poll() is not None, "the lecture closed")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from hostile_peers import Terminal, terminal
+from hostile_peers import Terminal, watched_lecture
 from textual.geometry import Region
 from textual.pilot import Pilot
 from tui_support import crawler_of, screen_text, until
@@ -300,29 +300,23 @@ async def test_the_lecture_command_serves_and_records_stage_3(tmp_path: Path) ->
     viewer follows the lecturer into stage 3's crawl and back to stage 2, and the file
     holds the stages' steps and stage 3's crawl between them."""
     record = tmp_path / "lecture.jsonl"
-    args = ("lecture", "--monitor", "0", "--record", str(record), "--max-tasks", "2")
-    async with terminal(*args, size=(120, 40)) as lecturer:
-        await lecturer.shows(b"STEP MODE", what="the lecture's first stage")
-        found = re.search(rb"monitor: (ws://\S+/lecture)", lecturer.bytes())
-        assert found, lecturer.tail()
-        async with terminal("attach", found.group(1).decode(), size=(120, 40)) as viewer:
-            await viewer.shows(b"WATCHING", b"stage 1", what="the lecture")
-            lecturer.press(RIGHT)
-            await viewer.shows(b"stage 2", what="stage 2 at the viewer")
-            forget(viewer)
-            lecturer.press(RIGHT)
-            await lecturer.shows(b"redirect chains", what="stage 3, the main TUI")
-            await viewer.shows(b"redirect chains", b"suspended at", b"read-only",
-                               what="stage 3's crawl at the viewer")  # fmt: skip
-            await viewer.shows(b"pages", what="its pages counted")
-            forget(viewer)
-            forget(lecturer)
-            lecturer.press(LEFT)
-            await lecturer.shows(b"STEP MODE", what="the lecturer back in stage 2")
-            await viewer.shows(b"WATCHING", b"stage 2", what="the stage screen at the viewer")
-            viewer.press(b"q")
-            await wait_until(lambda: viewer.proc.poll() is not None, "the viewer closed")
-            assert viewer.proc.returncode == 0
+    async with watched_lecture(str(record)) as (lecturer, viewer):
+        lecturer.press(RIGHT)
+        await viewer.shows(b"stage 2", what="stage 2 at the viewer")
+        forget(viewer)
+        lecturer.press(RIGHT)
+        await lecturer.shows(b"redirect chains", what="stage 3, the main TUI")
+        await viewer.shows(b"redirect chains", b"suspended at", b"read-only",
+                           what="stage 3's crawl at the viewer")  # fmt: skip
+        await viewer.shows(b"pages", what="its pages counted")
+        forget(viewer)
+        forget(lecturer)
+        lecturer.press(LEFT)
+        await lecturer.shows(b"STEP MODE", what="the lecturer back in stage 2")
+        await viewer.shows(b"WATCHING", b"stage 2", what="the stage screen at the viewer")
+        viewer.press(b"q")
+        await wait_until(lambda: viewer.proc.poll() is not None, "the viewer closed")
+        assert viewer.proc.returncode == 0
         lecturer.press(b"q")
         await wait_until(lambda: lecturer.proc.poll() is not None, "the lecture closed")
     recording = load_lecture(record)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from typing import ClassVar
 
 from textual.app import App
@@ -23,13 +22,12 @@ from crawlscope.engine.sites.demo_config import LECTURE_DEMO as LECTURE_DEMO
 
 from .intros import ASYNCIO_INTRO as ASYNCIO_INTRO
 from .intros import INTROS
+from .services import Service, Services
 from .stage_screen import StageScreen
 
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
 # Told of each stage as it opens, before it starts (a recorder, a monitor's relay).
 StageOpened = Callable[[LiveStage], None]
-# Entered once the app runs and left when it closes, on its loop (a monitor).
-Service = AbstractAsyncContextManager[object]
 
 
 class LectureApp(App[str]):
@@ -79,16 +77,12 @@ class LectureApp(App[str]):
         self.greeting = greeting
         self.error: str | None = None
         self._server: DemoServer | None = None
-        self._services = contextlib.AsyncExitStack()
-        self._service_list = tuple(services)
+        self._services = Services(services)  # entered once the app runs, left as it closes
         self.last_stage: StageScreen | None = None  # its crawl is reported after the app
 
     async def on_mount(self) -> None:
-        try:
-            for service in self._service_list:
-                await self._services.enter_async_context(service)
-        except OSError as exc:
-            self.error = f"cannot start: {exc}"
+        self.error = await self._services.start()
+        if self.error is not None:
             self.exit("quit")
             return
         if not self.roots:
@@ -105,8 +99,7 @@ class LectureApp(App[str]):
             self.notify(self.greeting, timeout=30, markup=False)
 
     async def on_unmount(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._services.aclose()
+        await self._services.close()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await self._server.close()

@@ -6,9 +6,7 @@ recorder and monitor follow this stage's crawl too (`LectureCrawl.opened`, `serv
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -21,6 +19,7 @@ from crawlscope.engine.observe import CrawlControls, ObservedCrawl
 
 from ..app import CrawlScopeApp
 from ..startup import LiveCrawl, Ready, Started
+from .services import Service, Services
 
 # Told of stage 3's crawl once it is built, before it starts (a recorder, a monitor's relay).
 CrawlOpened = Callable[[Crawler], object]
@@ -61,25 +60,20 @@ class AsyncioStage(CrawlScopeApp):
         source: LiveCrawl,
         *,
         greeting: str = "",
-        services: Sequence[AbstractAsyncContextManager[object]] = (),
+        services: Sequence[Service] = (),
     ) -> None:
         super().__init__(source, greeting=greeting)
-        self._service_list = tuple(services)
-        self._services = contextlib.AsyncExitStack()
+        self._services = Services(services)
         self.error: str | None = None
 
     @on(events.Mount)
     async def _serve(self) -> None:
-        try:
-            for service in self._service_list:
-                await self._services.enter_async_context(service)
-        except OSError as exc:
-            self.error = f"cannot start: {exc}"
+        self.error = await self._services.start()
+        if self.error is not None:
             self.exit(1)
 
     async def on_unmount(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._services.aclose()
+        await self._services.close()
 
     async def action_back_a_stage(self) -> None:
         self.went_back = True
