@@ -189,6 +189,7 @@ def fetch_status(event: dict[str, object]) -> None:
         ("orphan", "stage 3, run 2: a line of run 2, which has not started here"),
         ("no event", "stage 3, run 1: a crawl line without its event"),
         ("time", "stage 3, run 1: 't' goes back in time"),
+        ("kind", "stage 3, run 1: unknown phase 'bogus'"),
     ],
 )
 def test_a_damaged_stage_3_is_one_line_and_status_2(
@@ -213,6 +214,8 @@ def test_a_damaged_stage_3_is_one_line_and_status_2(
             fetch_status(line["event"])
         elif damage == "orphan":
             line["run"] = 2
+        elif damage == "kind":  # a kind this replay does not know, with its counts
+            line["event"] = {"kind": "newer", "t": line["event"]["t"], "phase": "bogus"}
         else:
             del line["event"]
     lines[at] = json.dumps(line)
