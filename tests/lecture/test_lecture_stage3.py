@@ -59,21 +59,39 @@ async def steps(pilot: Pilot[str], app: LectureApp, count: int) -> None:
         await until(pilot, lambda b=before: stage.steps == b + 1 and not stage.wanted, "a step")
 
 
-async def a_lecture_of_three_stages(path: Path) -> Crawler:
-    """Stages 1 and 2 stepped a little, then stage 3 crawled to its end and left with ←,
-    recorded to `path` as `crawlscope lecture --record` records them; stage 3's crawler."""
+async def a_lecture_of_three_stages(path: Path, visits: int = 1) -> list[Crawler]:
+    """Stages 1 and 2 stepped a little, then stage 3 crawled to its end and left with ←
+    (to stage 2, stepped again, and on to stage 3 again, `visits` times in all), recorded
+    to `path` as `crawlscope lecture --record` records them; stage 3's crawlers."""
     recorder = LectureRecorder(path)
+    crawlers: list[Crawler] = []
+    for visit in range(visits):
+        await stages_1_and_2(recorder, again=visit > 0)
+        crawlers.append(await stage_3(recorder))
+    recorder.close()
+    assert recorder.failure is None
+    return crawlers
+
+
+async def stages_1_and_2(recorder: LectureRecorder, *, again: bool) -> None:
+    """Stages 1 and 2, four steps each, then → to stage 3; `again`: stage 2 alone, as
+    the lecture reopens it after ← in stage 3."""
     lecture = LectureApp(["callbacks", "generators"], make_config=two_workers, demo=DEMO,
-                         walk=True, opened=[recorder.follow])  # fmt: skip
+                         walk=True, start=int(again), opened=[recorder.follow])  # fmt: skip
     async with lecture.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: lecture.stage is not None, "stage 1")
+        await until(pilot, lambda: lecture.stage is not None, "a stage")
         await steps(pilot, lecture, 4)
-        await pilot.press("right")
-        await until(pilot, lambda: lecture.stage is not None
-                    and lecture.stage.engine == "generators", "stage 2")  # fmt: skip
-        await steps(pilot, lecture, 4)
+        if not again:
+            await pilot.press("right")
+            await until(pilot, lambda: lecture.stage is not None
+                        and lecture.stage.engine == "generators", "stage 2")  # fmt: skip
+            await steps(pilot, lecture, 4)
         await pilot.press("right")
         await until(pilot, lambda: lecture.return_value == "next", "on to stage 3")
+
+
+async def stage_3(recorder: LectureRecorder) -> Crawler:
+    """Stage 3 as the lecture runs it, recorded: crawled to its end, then ←."""
     runs: list[Recorder] = []
 
     def record(crawler: Crawler) -> None:
@@ -88,14 +106,12 @@ async def a_lecture_of_three_stages(path: Path) -> Crawler:
     assert app.went_back
     for run in runs:
         run.close()
-    recorder.close()
-    assert recorder.failure is None
     return crawler
 
 
 async def test_a_lecture_recorded_through_three_stages_replays_stage_3(tmp_path: Path) -> None:
     path = tmp_path / "lecture.jsonl"
-    crawler = await a_lecture_of_three_stages(path)
+    (crawler,) = await a_lecture_of_three_stages(path)
     recording = load_lecture(path)
     assert [s.engine.value for s in recording.steps] == ["callbacks"] * 5 + ["generators"] * 5
     (run,) = recording.runs
@@ -142,6 +158,53 @@ async def test_a_lecture_recorded_through_three_stages_replays_stage_3(tmp_path:
 
         await until(pilot, played_through, "stage 3 played to its end, and out")
         assert stages.index == len(recording.steps) - 1 and not stages.playing
+
+
+async def test_each_stage_3_of_a_lecture_is_kept_and_replayed_in_its_place(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "lecture.jsonl"
+    first, second = await a_lecture_of_three_stages(path, visits=2)
+    recording = load_lecture(path)
+    engines = [s.engine.value for s in recording.steps]
+    assert engines == ["callbacks"] * 5 + ["generators"] * 10
+    assert [run.after for run in recording.runs] == [10, 15]
+    for run, crawler in zip(recording.runs, (first, second), strict=True):
+        run.crawl.goto(len(run.crawl.events))
+        assert run.crawl.accounting() == crawler.accounting()
+        assert run.crawl.config.roots == crawler.config.roots  # each its own demo site
+    assert first.config.roots != second.config.roots
+
+    replay = LectureReplayApp(recording, paused=True)
+    async with replay.run_test(size=SIZE) as pilot:
+        stages = replay.replay
+
+        async def step_to(index: int) -> None:
+            await until(pilot, lambda: replay.screen is stages and stages.index == index,
+                        f"step {index} of the stages")  # fmt: skip
+
+        def in_run(number: int) -> bool:
+            screen = replay.screen
+            return isinstance(screen, Stage3ReplayScreen) and screen.run_index == number
+
+        await pilot.press("home", *["full_stop"] * 9)
+        await step_to(9)  # stage 2's last step before the first stage 3
+        await pilot.press("full_stop")
+        await until(pilot, lambda: in_run(0), "the first stage 3")
+        await pilot.press("end", "full_stop")
+        await step_to(10)  # stage 2 again, its first step
+        await pilot.press("comma")
+        await until(pilot, lambda: in_run(0), "back into the first stage 3, at its end")
+        run = recording.runs[0].crawl
+        assert run.index == len(run.events)
+        await pilot.press("full_stop")
+        await step_to(10)
+        await pilot.press("end")
+        await step_to(14)
+        await pilot.press("full_stop")
+        await until(pilot, lambda: in_run(1), "the second stage 3")
+        text = screen_text(replay)  # type: ignore[arg-type]
+        assert "stage 3 (2 of 2)" in text
 
 
 @pytest.fixture(scope="module")
@@ -267,6 +330,28 @@ async def test_a_lecture_viewer_sees_stage_3s_crawl_then_the_stage_screen_again(
                 assert "FINISHED" in text and "read-only" in text and f"done {done} " in text
                 await pilot.press("p", "a")  # the keys that steer a crawl do nothing here
                 assert len(crawler.workers) == 2
+            first_screen = viewer.crawl_screen
+            # Stage 3 again (← then → while this viewer was away): another crawl, drawn.
+            async with (
+                DemoServer(DEMO) as other,
+                LectureMonitor(relay, place.dup()),
+                CrawlPlan(two_workers([other.url])).open() as crawl,
+            ):
+                relay.follow_crawl(crawl.crawler)
+                await crawl.run()
+                again = crawl.crawler.accounting().done
+
+                def other_drawn() -> bool:
+                    shown = viewer.crawl_screen
+                    return (
+                        shown is first_screen
+                        and shown is not None
+                        and shown.site == other.url
+                        and viewer.screen is shown
+                        and f" {again} pages " in screen_text(viewer)  # type: ignore[arg-type]
+                    )
+
+                await until(pilot, other_drawn, "the other stage 3's crawl at the viewer")
             # The lecturer went back to stage 2: its app serves the stage again.
             stage = Stage("generators", two_workers([demo.url]))
             relay.follow(stage)

@@ -16,6 +16,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.lecture.snapshot import Engine, StageSnapshot
 from crawlscope.engine.remote.lecture_client import RemoteLecture
 
@@ -80,6 +81,7 @@ class LectureWatchApp(App[int]):
         self.reproducible = reproducible
         self._connection: asyncio.Task[None] | None = None
         self.crawl_screen: WatchedScreen | None = None  # stage 3's, while it is shown
+        self._crawl_config: CrawlConfig | None = None  # the crawl it draws
 
     def get_default_screen(self) -> Screen[None]:
         remote = self.remote
@@ -102,12 +104,19 @@ class LectureWatchApp(App[int]):
         remote, shown = self.remote, self.crawl_screen
         if remote.crawl_shown and shown is None:
             shown = WatchedScreen(self._watch_view, reproducible=self.reproducible)
-            shown.observe_live(remote, None, " ".join(remote.config.roots))
+            self._observe(shown)
             self.crawl_screen = shown
             self.push_screen(shown)
+        elif remote.crawl_shown and shown is not None and self._crawl_config is not remote.config:
+            # Another stage 3 came with no stage between (this viewer was away meanwhile).
+            self._observe(shown)
         elif not remote.crawl_shown and shown is not None and self.screen is shown:
             self.crawl_screen = None
             self.pop_screen()
+
+    def _observe(self, screen: WatchedScreen) -> None:
+        self._crawl_config = config = self.remote.config
+        screen.observe_live(self.remote, None, " ".join(config.roots))
 
     async def on_unmount(self) -> None:
         if self._connection is not None:
