@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from crawlscope.engine.crawler import Crawler
     from crawlscope.engine.lecture.observe import LiveStage
     from crawlscope.engine.lecture.recording import LectureRecorder
-    from crawlscope.engine.remote.lecture_monitor import StageRelay
     from crawlscope.engine.trace.recording import Recorder
 
 STAGES = ("callbacks", "generators")
@@ -203,7 +202,7 @@ def _serving(
         return list
     from crawlscope.engine.remote.lecture_monitor import LectureMonitor, StageRelay
 
-    relay: StageRelay = StageRelay()
+    relay = StageRelay()
     opened.append(relay.follow)
     crawl_opened.append(relay.follow_crawl)
 
