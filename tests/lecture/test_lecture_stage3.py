@@ -226,6 +226,22 @@ def test_a_headless_lecture_records_stage_3_too(recorded: Path) -> None:
     assert crawl.accounting().done > 20 and len(crawl.workers) == 3
 
 
+def test_a_lecture_cut_short_in_stage_3_plays_what_it_holds(recorded: Path, tmp_path: Path) -> None:
+    """A lecture killed mid-crawl: no end lines, its last stage-3 line cut in half."""
+    lines = lines_of(recorded)
+    keep = crawl_line(lines, "fetch") + 10
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[:keep]) + "\n" + lines[keep][:40])
+    result = run_cli("replay", str(cut))
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+    assert f"cut.jsonl:{keep + 1}: " in result.stderr  # the half line, named
+    cut.write_text("\n".join(lines[:keep]) + "\n")
+    (run,) = load_lecture(cut).runs
+    crawl = run.crawl
+    crawl.goto(len(crawl.events))
+    assert crawl.accounting().done >= 1 and crawl.phase is Phase.RUNNING
+
+
 def lines_of(path: Path) -> list[str]:
     return path.read_text().split("\n")[:-1]
 
