@@ -315,7 +315,8 @@ def test_percent_encoding_variants_are_one_url_fetched_once(whole: Crawled) -> N
         url for url in whole.crawler.ledger.seen_urls if unquote(urlsplit(url).path) == SAME_PAGE
     ]
     assert same == [whole.url(SAME_PAGE)]
-    assert whole.requests[SAME_PAGE] == 1
+    # One request a try: a try cut short by a read timeout (a loaded machine) is retried.
+    assert whole.requests[SAME_PAGE] == whole.crawler.ledger.done[same[0]].tries
 
 
 def test_whitespace_and_newlines_in_hrefs_are_removed(whole: Crawled) -> None:
