@@ -287,8 +287,8 @@ async def _chromium(path: str, page_url: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["viewers"]:
-        class_page, lecturer, monitor, count, window, chromium = argv[1:7]
-        asyncio.run(watch(class_page, lecturer, monitor, int(count), float(window), chromium))
+        class_page, lecturer, monitor, count, window, browser = argv[1:7]
+        asyncio.run(watch(class_page, lecturer, monitor, int(count), float(window), browser))
         return 0
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--window", type=float, default=15.0, help="seconds measured a row")
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.quick:
         args.window, args.counts = 3.0, [0, 10]
-    chromium = shutil.which("chromium") or (
+    chromium: str | None = shutil.which("chromium") or (
         "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
     )
     try:

@@ -11,6 +11,7 @@ import queue
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,11 +83,12 @@ def serving(*options: str, wanted: tuple[str, ...] = ("serving", "lecturer")) ->
         assert stream is not None
         threading.Thread(target=_read, args=(stream, served, said), daemon=True).start()
     try:
+        deadline = time.monotonic() + TIMEOUT
         while not set(wanted) <= set(served.lines):
-            try:
-                said.get(timeout=TIMEOUT)
-            except queue.Empty:
-                raise AssertionError(f"serve said nothing: {served.err}") from None
+            with contextlib.suppress(queue.Empty):
+                said.get(timeout=0.5)
+            ended = process.poll() is not None
+            assert not ended and time.monotonic() < deadline, f"serve said: {served.err}"
         yield served
     finally:
         with contextlib.suppress(ProcessLookupError):

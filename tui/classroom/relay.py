@@ -141,16 +141,24 @@ class Relay:
             viewer.wake.clear()
             while viewer.pending:
                 screen = bytearray()
-                while viewer.pending and isinstance(viewer.pending[0], bytes):
-                    screen += viewer.pending.popleft()
-                text = viewer.pending.popleft() if viewer.pending and not screen else None
+                text: str | None = None
+                while viewer.pending:
+                    item = viewer.pending.popleft()
+                    if isinstance(item, bytes):
+                        screen += item
+                    elif screen:  # a text message goes on its own, in its turn
+                        viewer.pending.appendleft(item)
+                        break
+                    else:
+                        text = item
+                        break
                 size = len(screen) if screen else len(text or "")
                 viewer.queued -= size
                 viewer.in_flight = size
                 try:
                     if screen:
                         await viewer.ws.send_bytes(bytes(screen))
-                    elif isinstance(text, str):
+                    elif text is not None:
                         await viewer.ws.send_str(text)
                 except (ConnectionError, RuntimeError):
                     self.leave(viewer)
