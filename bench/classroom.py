@@ -51,7 +51,9 @@ TOGGLES = 6  # p presses (pause, resume, ...) timed a row
 RSS_GOAL_MB = 300
 RATE_GOAL = 0.95
 P99_GOAL_MS = 250
-MARKS = {"PAUSED": b"PAUSED", "RUNNING": b"RUNNING"}
+# A key and what it draws when pressed, then pressed again.
+KEYS = {"?": [b"Close", b"Quit"], "p": [b"PAUSED", b"RUNNING"]}
+KEY_NAMES = {"?": "help_key", "p": "pause_key"}
 
 
 # ---- the serving side, measured from /proc --------------------------------------------------
@@ -229,31 +231,43 @@ async def watch(
         done1, t1 = _done(crawl), time.perf_counter()
         say(window="end")
         one = eyes[-1].received - bytes0
-        # The lecturer's key to each viewer's screen.
-        latencies: list[float] = []
-        lecturer = eyes[0]
-        marks = [MARKS["PAUSED"], MARKS["RUNNING"]] * (TOGGLES // 2)
-        for mark in marks:
-            for eye in eyes:
-                eye.want(mark)
-            sent = time.perf_counter()
-            await lecturer.ws.send_str(json.dumps(["stdin", "p"]))
-            deadline = sent + 30
-            while any(eye.seen_at is None for eye in eyes) and time.perf_counter() < deadline:
-                await asyncio.sleep(0.005)
-            latencies += [(eye.seen_at - sent) * 1000 for eye in eyes[1:] or eyes if eye.seen_at]
+        # The lecturer's key to each viewer's screen: ? (help, drawn by the screen alone)
+        # and p (pause: through the crawl's monitor and back), each pressed to and fro.
+        timed: dict[str, list[float]] = {}
+        for key, marks in KEYS.items():
+            timed[key] = await _time_key(eyes, key, marks * (TOGGLES // 2))
         for reader in readers:
             reader.cancel()
-        latencies.sort()
+        figures: dict[str, Any] = {}
+        for key, latencies in timed.items():
+            name = KEY_NAMES[key]
+            figures[f"{name}_p50_ms"] = percentile(latencies, 50) if latencies else None
+            figures[f"{name}_p99_ms"] = percentile(latencies, 99) if latencies else None
+            figures[f"{name}_samples"] = len(latencies)
         say(
             pages_per_s=(done1 - done0) / (t1 - t0),
             bytes_per_s_one_viewer=one / (t1 - t0),
-            key_p50_ms=percentile(latencies, 50) if latencies else None,
-            key_p99_ms=percentile(latencies, 99) if latencies else None,
-            key_samples=len(latencies),
             chromium_pages=len(pages),
+            **figures,
         )
     watching.cancel()
+
+
+async def _time_key(eyes: list[Eye], key: str, marks: list[bytes]) -> list[float]:
+    """Milliseconds from each press of `key` on the lecturer's socket (eyes[0]) to its
+    mark on each class viewer's screen (the lecturer's own when there are none)."""
+    latencies: list[float] = []
+    watchers = eyes[1:] or eyes
+    for mark in marks:
+        for eye in eyes:
+            eye.want(mark)
+        sent = time.perf_counter()
+        await eyes[0].ws.send_str(json.dumps(["stdin", key]))
+        deadline = sent + 30
+        while any(eye.seen_at is None for eye in watchers) and time.perf_counter() < deadline:
+            await asyncio.sleep(0.002)
+        latencies += [(eye.seen_at - sent) * 1000 for eye in watchers if eye.seen_at]
+    return sorted(latencies)
 
 
 def _done(crawl: Any) -> int:
@@ -321,8 +335,10 @@ def main(argv: list[str] | None = None) -> int:
                 "RSS MB",
                 "pages/s",
                 "vs 0",
-                "key p50 ms",
-                "key p99 ms",
+                "? p50 ms",
+                "? p99 ms",
+                "p p50 ms",
+                "p p99 ms",
                 "bytes/s to one",
                 "serve CPU s",
             ],
@@ -334,8 +350,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"{r['rss_mb']:.0f}",
                     f"{r['pages_per_s']:.0f}",
                     f"{r['rate_vs_0']:.2f}x",
-                    _ms(r["key_p50_ms"]),
-                    _ms(r["key_p99_ms"]),
+                    _ms(r["help_key_p50_ms"]),
+                    _ms(r["help_key_p99_ms"]),
+                    _ms(r["pause_key_p50_ms"]),
+                    _ms(r["pause_key_p99_ms"]),
                     f"{r['bytes_per_s_one_viewer']:,.0f}",
                     f"{r['serve_cpu_s']:.1f}",
                 ]
@@ -348,7 +366,9 @@ def main(argv: list[str] | None = None) -> int:
         f"goal: processes do not grow with viewers: {sorted({r['processes'] for r in rows})}",
         f"goal: RSS at {last['viewers']} viewers <= {RSS_GOAL_MB} MB: {last['rss_mb']:.0f} MB",
         f"goal: pages/s at {last['viewers']} >= {RATE_GOAL}x: {last['rate_vs_0']:.2f}x",
-        f"goal: key p99 at {last['viewers']} <= {P99_GOAL_MS} ms: {_ms(last['key_p99_ms'])} ms",
+        f"goal: key p99 at {last['viewers']} <= {P99_GOAL_MS} ms: ? (help, the screen alone) "
+        f"{_ms(last['help_key_p99_ms'])} ms, p (pause, through the crawl) "
+        f"{_ms(last['pause_key_p99_ms'])} ms",
     ]
     print("\n".join(notes))
     write_results("classroom", args, {"rows": rows}, notes)
