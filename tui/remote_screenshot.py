@@ -28,16 +28,17 @@ OFF_SITE = re.compile(r"^https?://(?!127\.0\.0\.1[:/])")
 STEPS = 6  # n presses on the lecturer's page before the picture
 VIEWPORT = {"width": 1280, "height": 800}
 WAIT_MS = 60_000
-# The text of the page's terminal (xterm.js keeps it in its buffer).
-SHOWS = """(words) => {
+# The text of the page's terminal, row by row (xterm.js keeps it in its buffer).
+SCREEN_TEXT = """() => {
   const term = window.crawlscopeTerminal;
-  if (!term) return false;
+  if (!term) return "";
   const rows = [];
   for (let y = 0; y < term.rows; y++) {
     rows.push(term.buffer.active.getLine(y).translateToString(true));
   }
-  return rows.join("\\n").includes(words);
+  return rows.join("\\n");
 }"""
+SHOWS = f"(words) => ({SCREEN_TEXT})().includes(words)"
 
 
 def chromium() -> str | None:

@@ -44,6 +44,13 @@ def descendants(root: int) -> list[int]:
     return found
 
 
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return b""  # gone meanwhile
+
+
 @dataclass
 class Served:
     process: subprocess.Popen[str]

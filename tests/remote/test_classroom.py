@@ -10,13 +10,13 @@ import base64
 import contextlib
 import os
 import socket
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from classroom_support import (
     TIMEOUT,
     Watcher,
     client_session,
+    cmdline,
     descendants,
     origin,
     serving,
@@ -25,12 +25,6 @@ from classroom_support import (
 
 from crawlscope.engine.remote.client import RemoteCrawl
 from crawlscope.tui.waiting import wait_until
-
-
-def cmdline(pid: int) -> str:
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    return ""
 
 
 async def test_a_late_joiner_sees_step_ten_of_the_lecture_at_once() -> None:
@@ -187,5 +181,5 @@ async def test_the_lecturers_path_is_on_no_class_page_nor_command_line() -> None
                 rows = lecturer.screen.display
                 assert any(row.endswith("╮") and len(row) == 100 for row in rows), rows
         pids = [*descendants(served.process.pid), served.process.pid]
-        assert all(key not in cmdline(pid) for pid in pids)
+        assert all(key.encode() not in cmdline(pid) for pid in pids)
         assert not any(key in line for line in served.err)

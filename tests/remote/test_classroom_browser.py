@@ -24,6 +24,7 @@ from classroom_support import TIMEOUT, serving
 from redis_support import RedisServer, redis_server
 
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.tui.remote_screenshot import SCREEN_TEXT
 
 __all__ = ["redis_server"]  # a fixture, used by name
 
@@ -41,14 +42,6 @@ window.WebSocket = class extends RealSocket {
   send(data) { window.__sent += 1; return super.send(data); }
 };
 """
-SCREEN_TEXT = """() => {
-  const term = window.crawlscopeTerminal;
-  if (!term) return "";
-  const buffer = term.buffer.active;
-  const rows = [];
-  for (let y = 0; y < term.rows; y++) rows.push(buffer.getLine(y).translateToString(true));
-  return rows.join("\\n");
-}"""
 
 
 def chromium() -> str | None:

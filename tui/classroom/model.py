@@ -87,20 +87,13 @@ def _colour(name: str, names: dict[str, int], extended: int) -> str:
     return f"{extended};2;{red};{green};{blue}"
 
 
+# Each attribute pyte keeps, and its SGR code.
+_ATTRIBUTES = (("bold", "1"), ("italics", "3"), ("underscore", "4"), ("blink", "5"),
+               ("reverse", "7"), ("strikethrough", "9"))  # fmt: skip
+
+
 def _sgr(char: pyte.screens.Char) -> str:
-    codes = ["0"]
-    if char.bold:
-        codes.append("1")
-    if char.italics:
-        codes.append("3")
-    if char.underscore:
-        codes.append("4")
-    if char.blink:
-        codes.append("5")
-    if char.reverse:
-        codes.append("7")
-    if char.strikethrough:
-        codes.append("9")
+    codes = ["0", *(code for name, code in _ATTRIBUTES if getattr(char, name))]
     if char.fg != "default":
         codes.append(_colour(char.fg, _FG, 38))
     if char.bg != "default":
