@@ -16,7 +16,7 @@ from aiohttp import web
 
 from crawlscope.engine.remote.monitor import kernel_queue
 
-from .limits import COUNT_EVERY, LOOK_EVERY, SLACK_BYTES, ClassLimits
+from .limits import BATCH_SECONDS, COUNT_EVERY, LOOK_EVERY, SLACK_BYTES, ClassLimits
 from .model import ScreenModel
 
 
@@ -59,6 +59,8 @@ class Relay:
         self.dropped = 0
         self._counting: asyncio.Task[None] | None = None
         self._looking: asyncio.Task[None] | None = None
+        self._batch = bytearray()  # output read since the last flush
+        self._flushing: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
         self._counting = asyncio.create_task(self._count_forever())
@@ -68,6 +70,8 @@ class Relay:
         for task in (self._counting, self._looking):
             if task is not None:
                 task.cancel()
+        if self._flushing is not None:
+            self._flushing.cancel()
         for viewer in list(self.viewers):
             self.drop(viewer)
 
@@ -76,7 +80,21 @@ class Relay:
         return len(self.viewers) >= self.limits.max_viewers
 
     def output(self, data: bytes) -> None:
-        """What the screen drew: into the model, and queued for every viewer."""
+        """What the screen drew, gathered for a moment (BATCH_SECONDS): a frame comes
+        from the terminal a few KiB at a time, and each viewer should get it as one
+        message, not one a read, whatever the number of viewers."""
+        self._batch += data
+        if self._flushing is None:
+            loop = asyncio.get_running_loop()
+            self._flushing = loop.call_later(BATCH_SECONDS, self.flush)
+
+    def flush(self) -> None:
+        """The output gathered: into the model, and queued for every viewer."""
+        self._flushing = None
+        if not self._batch:
+            return
+        data = bytes(self._batch)
+        self._batch.clear()
         self.model.feed(data)
         limit = self.limits.max_behind_bytes
         total = 0
@@ -91,12 +109,14 @@ class Relay:
 
     def reset(self) -> None:
         """A new screen process starts: everyone's terminal starts afresh with it."""
+        self.flush()
         self.model.reset()
         for viewer in list(self.viewers):
             self._queue(viewer, b"\x1bc")
 
     def join(self, viewer: Viewer) -> None:
         """A viewer comes in: the screen as it stands first, then what follows."""
+        self.flush()  # the model is the whole screen only with nothing gathered
         self.viewers.add(viewer)
         self._queue(viewer, self.model.serialised())
         viewer.sender = asyncio.create_task(self._send(viewer), name="class-viewer")
