@@ -180,11 +180,18 @@ class Eye:
         self.tail = b""
         self.wanted: bytes | None = None
         self.seen_at: float | None = None
+        self.closed = False  # the server let it go (dropped: it fell behind)
 
     def want(self, mark: bytes) -> None:
         self.wanted, self.seen_at, self.tail = mark, None, b""
 
     async def read(self) -> None:
+        try:
+            await self._read()
+        finally:
+            self.closed = True
+
+    async def _read(self) -> None:
         async for message in self.ws:
             if message.type is not aiohttp.WSMsgType.BINARY:
                 continue
@@ -239,6 +246,7 @@ async def watch(
         done1, t1 = _done(crawl), time.perf_counter()
         say(window="end")
         one = eyes[-1].received - bytes0
+        dropped = sum(eye.closed for eye in eyes)
         for reader in readers:
             reader.cancel()
         figures: dict[str, Any] = {}
@@ -252,6 +260,7 @@ async def watch(
             pages_per_s=(done1 - done0) / (t1 - t0),
             bytes_per_s_one_viewer=one / (t1 - t0),
             chromium_pages=len(pages),
+            dropped=dropped,
             **figures,
         )
     watching.cancel()
@@ -344,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
                 "p p50 ms",
                 "p p99 ms",
                 "bytes/s to one",
+                "dropped",
                 "serve CPU s",
             ],
             [
@@ -359,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
                     _ms(r["pause_key_p50_ms"]),
                     _ms(r["pause_key_p99_ms"]),
                     f"{r['bytes_per_s_one_viewer']:,.0f}",
+                    r["dropped"],
                     f"{r['serve_cpu_s']:.1f}",
                 ]
                 for r in rows
