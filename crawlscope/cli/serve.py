@@ -1,33 +1,44 @@
-"""`crawlscope serve`'s command line; the serving itself (textual-serve) is tui/serve.py,
-imported only when the command runs. The crawl served is a plan like `crawl`'s and
-`tui`'s (crawl_plan.py), with the same options."""
+"""`crawlscope serve`'s command line; the serving itself is tui/serve.py and
+tui/classroom/, imported only when the command runs. The crawl served is a plan like
+`crawl`'s and `tui`'s (crawl_plan.py), with the same options."""
 
 from __future__ import annotations
 
 import argparse
 
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
+from crawlscope.tui.classroom.limits import (
+    MAX_BEHIND_BYTES,
+    MAX_BEHIND_SECONDS,
+    MAX_VIEWERS,
+    SLACK_BYTES,
+    TOTAL_BEHIND_BYTES,
+)
 
 from .common import fail
 from .crawl_plan import (
     add_plan_options,
     crawl_only_refusal,
     looked_before_drawing,
-    monitor_spot,
     plan_from_args,
 )
+from .options import human_bytes
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser(
         "serve",
-        help="one crawl, watched in any number of browsers (for a lecture)",
-        description="Crawl ROOT... (no ROOT: the built-in demo site), or play a recording "
-        "with --replay, and serve the TUI to browsers at http://HOST:PORT/: every browser "
-        "watches this one crawl. The `serving:` URL is read-only, for the class; the "
-        "`lecturer:` URL steers; the `monitor:` URL is for `crawlscope attach`. With "
-        "--redis and --crawl-id the browsers watch that whole cluster crawl, which this "
-        "process joins when given ROOT... (and only watches when not). Ctrl-C stops it.",
+        help="one screen, watched by a whole class in their browsers (for a lecture)",
+        description="Crawl ROOT... (no ROOT: the built-in demo site), play a recording "
+        "with --replay, or give the lecture with --lecture, and serve its screen to "
+        "browsers at http://HOST:PORT/. The screen is drawn once, in a terminal of "
+        "--size, and mirrored to every browser (which scales its font to fit and never "
+        "resizes it); a late joiner sees the screen as it stands. The `serving:` URL is "
+        "the class's, read-only, with the count of viewers; the `lecturer:` URL (a "
+        "secret path: give it to nobody) sends your keys to the screen; the `monitor:` "
+        "URL is for `crawlscope attach`. With --redis and --crawl-id the screen is that "
+        "whole cluster crawl, which this process joins when given ROOT... (and only "
+        "watches when not). Ctrl-C stops it.",
     )
     serve.add_argument("roots", nargs="*", metavar="ROOT", help="URL to start from")
     serve.add_argument("--host", default="127.0.0.1",
@@ -35,7 +46,59 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        "0.0.0.0 lets the class's laptops in)")  # fmt: skip
     serve.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any)")
     serve.add_argument("--replay", metavar="FILE", help="play this recording instead of crawling")
+    serve.add_argument("--lecture", action="store_true",
+                       help="give the lecture (`crawlscope lecture`: the chapter's three "
+                       "stages, n steps) instead of crawling")  # fmt: skip
+    serve.add_argument(
+        "--size",
+        type=_size,
+        default=(120, 40),
+        metavar="COLSxROWS",
+        help="the screen's size, the same in every browser (default 120x40)",
+    )
     add_plan_options(serve, demo=DEMO_FOR_THE_EYE)
+    _class_limits(serve)
+
+
+def _class_limits(serve: argparse.ArgumentParser) -> None:
+    """serve's --max-viewers and --allow-origin bound the class's browsers (and its
+    monitor): the same options as a monitor's, with serve's default and words."""
+    for group in serve._action_groups:
+        if group.title == "viewers of --monitor":
+            group.title = "the class's browsers (and the monitor's viewers)"
+    for action in serve._actions:
+        if action.dest == "max_viewers":
+            action.default = MAX_VIEWERS
+            action.help = (
+                "browsers watching at once (default %(default)s); one more is refused "
+                "with 503 and a line saying so. A browser with more than "
+                f"{human_bytes(MAX_BEHIND_BYTES)} waiting for it (all together: "
+                f"{human_bytes(TOTAL_BEHIND_BYTES)}), or more than "
+                f"{human_bytes(SLACK_BYTES)} for over {MAX_BEHIND_SECONDS:g} s on end, is "
+                "dropped; the screen never waits for one. The monitor holds as many."
+            )
+        elif action.dest == "allow_origin":
+            action.help = (
+                "let web pages from ORIGIN (http://host:port) open the class's socket; a "
+                "page from any other origin but the class page's own, or Origin null, "
+                "gets 403; repeatable"
+            )
+
+
+MIN_SIZE, MAX_SIZE = (40, 10), (400, 150)
+
+
+def _size(text: str) -> tuple[int, int]:
+    cols, _, rows = text.lower().partition("x")
+    try:
+        size = (int(cols), int(rows))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not COLSxROWS (say 120x40): {text!r}") from None
+    if not all(low <= n <= high for low, n, high in zip(MIN_SIZE, size, MAX_SIZE, strict=True)):
+        raise argparse.ArgumentTypeError(
+            f"from {MIN_SIZE[0]}x{MIN_SIZE[1]} to {MAX_SIZE[0]}x{MAX_SIZE[1]}, not {text}"
+        )
+    return size
 
 
 def _port(text: str) -> int:
@@ -53,14 +116,19 @@ def main(args: argparse.Namespace) -> int:
     from crawlscope.engine.remote.monitor import listen
     from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
-    plan = replay = spot = None
+    plan = None
     try:
-        if args.replay is not None:
-            _refuse_crawl_options(args, "--replay plays a recording")
-            if args.redis is not None:
-                raise PlanError("--replay plays a recording: --redis needs a crawl in this process")
-            replay = ReplayedCrawl.load(args.replay)
-            spot = monitor_spot(args, "serve")
+        if args.replay is not None and args.lecture:
+            raise PlanError("--replay or --lecture: one screen at a time")
+        if args.replay is not None or args.lecture:
+            why = "--replay plays a recording" if args.replay is not None else (
+                "--lecture gives the lecture")  # fmt: skip
+            _refuse_crawl_options(args, why)
+            for given, flag in ((args.redis, "--redis"), (args.monitor, "--monitor")):
+                if given is not None:
+                    raise PlanError(f"{why}: {flag} needs a crawl in this process")
+            if args.replay is not None:
+                ReplayedCrawl.load(args.replay)  # a bad file: now, in one line
         elif args.redis is not None and not args.roots:
             if args.crawl_id is None:
                 raise PlanError("--redis and --crawl-id go together")
@@ -76,15 +144,23 @@ def main(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     from crawlscope.tui import serve
+    from crawlscope.tui.classroom.limits import ClassLimits
+    from crawlscope.tui.classroom.session import ClassSettings
 
-    if replay is not None:
-        assert spot is not None
-        return serve.serve_replay(sock, replay, spot)
+    cols, rows = args.size
+    settings = ClassSettings(
+        cols, rows, ClassLimits(max_viewers=args.max_viewers),
+        frozenset(args.allow_origin),
+    )  # fmt: skip
+    if args.replay is not None:
+        return serve.serve_command(sock, ["replay", args.replay], settings)
+    if args.lecture:
+        return serve.serve_command(sock, ["lecture"], settings)
     if args.redis is not None:
-        # The browsers watch the whole cluster crawl; with a plan, this process is in it.
-        return serve.serve_cluster(sock, args.redis, args.crawl_id, plan, args.report)
+        # The screen is the whole cluster crawl; with a plan, this process is in it.
+        return serve.serve_cluster(sock, args.redis, args.crawl_id, settings, plan, args.report)
     assert plan is not None
-    return serve.serve_crawl(sock, plan, args.report)
+    return serve.serve_crawl(sock, plan, args.report, settings)
 
 
 def _refuse_crawl_options(args: argparse.Namespace, why: str) -> None:

@@ -210,11 +210,11 @@ class Viewer:
     def behind(self) -> int:
         """Bytes waiting for this viewer here, the kernel's send queue included."""
         transport = self.transport
-        kernel = 0 if transport is None or transport.is_closing() else _kernel_queue(transport)
+        kernel = 0 if transport is None or transport.is_closing() else kernel_queue(transport)
         return self.waiting() + kernel
 
 
-def _kernel_queue(transport: asyncio.BaseTransport) -> int:
+def kernel_queue(transport: asyncio.BaseTransport) -> int:
     """Bytes in the kernel's send queue of `transport`'s socket (0 where not known)."""
     sock = transport.get_extra_info("socket")
     if sock is None or _SIOCOUTQ is None:
@@ -790,42 +790,48 @@ class Monitor:
                 viewer.transport.abort()
 
     def _foreign(self, request: web.Request) -> str | None:
-        """Why a web page may not watch (None: it may). A browser names the page's
-        origin on every WebSocket; a program such as `crawlscope attach` names none. A
-        page may connect from the monitor's own origin, reached by an address (not a
-        name some other site's DNS could point here), or from an origin the user
-        allowed."""
-        given = request.headers.get(hdrs.ORIGIN)
-        if given is None:
-            return None
-        try:
-            origin = origin_of(given)
-        except ValueError:
-            origin = None
-        if origin is not None and origin in self.limits.allow_origins:
-            return None
-        if origin is not None and origin != "null" and origin == self._own_origin(request):
-            return None
-        shown = given[:100].encode("ascii", "backslashreplace").decode()
-        return (
-            f"a page from {shown!r} may not watch this crawl: only the monitor's own "
-            "origin, or one allowed with --allow-origin\n"
-        )
+        return page_refusal(request, self.limits.allow_origins, "this crawl", "the monitor's")
 
-    @staticmethod
-    def _own_origin(request: web.Request) -> str | None:
-        host = request.headers.get(hdrs.HOST, "")
+
+def page_refusal(
+    request: web.Request, allowed: frozenset[str], what: str, whose: str
+) -> str | None:
+    """Why a web page may not watch `what` (None: it may). A browser names the page's
+    origin on every WebSocket; a program such as `crawlscope attach` names none. A
+    page may connect from the server's own origin, reached by an address (not a name
+    some other site's DNS could point here), or from an origin the user allowed."""
+    given = request.headers.get(hdrs.ORIGIN)
+    if given is None:
+        return None
+    try:
+        origin = origin_of(given)
+    except ValueError:
+        origin = None
+    if origin is not None and origin in allowed:
+        return None
+    if origin is not None and origin != "null" and origin == own_origin(request):
+        return None
+    shown = given[:100].encode("ascii", "backslashreplace").decode()
+    return (
+        f"a page from {shown!r} may not watch {what}: only {whose} own "
+        "origin, or one allowed with --allow-origin\n"
+    )
+
+
+def own_origin(request: web.Request) -> str | None:
+    """The origin `request` was sent to, if it names this machine by an address."""
+    host = request.headers.get(hdrs.HOST, "")
+    try:
+        own = origin_of(f"http://{host}")
+    except ValueError:
+        return None
+    name = urlsplit(own).hostname or ""
+    if name != "localhost" and name not in _own_names():
         try:
-            own = origin_of(f"http://{host}")
+            ipaddress.ip_address(name)
         except ValueError:
             return None
-        name = urlsplit(own).hostname or ""
-        if name != "localhost" and name not in _own_names():
-            try:
-                ipaddress.ip_address(name)
-            except ValueError:
-                return None
-        return own
+    return own
 
 
 def _own_names() -> frozenset[str]:

@@ -12,7 +12,6 @@ import fcntl
 import json
 import os
 import pty
-import shlex
 import signal
 import socket
 import struct
@@ -39,7 +38,7 @@ from crawlscope.engine.remote.spot import MonitorSpot
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.replay import ReplayedCrawl
-from crawlscope.tui.serve import attach_command
+from crawlscope.tui.serve import screen_command
 from crawlscope.tui.waiting import wait_until
 from helpers import CLI, demo_site_process, run_cli
 
@@ -360,8 +359,8 @@ def test_an_option_a_command_cannot_take_is_refused_in_the_same_line(
         assert not (tmp_path / "s.db").exists()
 
 
-def test_serve_starts_the_real_command_line_for_each_tab() -> None:
-    words = shlex.split(attach_command("ws://127.0.0.1:9/crawl"))
+def test_serve_starts_the_real_command_line_for_its_screen() -> None:
+    words = screen_command("attach", "ws://127.0.0.1:9/crawl")
     assert words[:4] == [sys.executable, "-m", "crawlscope", "attach"]
     assert [sys.executable, "-m", "crawlscope"] == CLI
     done = subprocess.run([*words[:3], "--version"], capture_output=True, text=True)

@@ -16,7 +16,6 @@ from crawlscope.engine.cluster.observe import ID_STRIDE
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached, cluster_lines
-from crawlscope.tui.serve import _ClusterPages
 from helpers import demo_site_process
 
 __all__ = ["redis_server"]  # a fixture, used by name
@@ -116,11 +115,3 @@ def test_attach_takes_a_redis_url_only_with_a_crawl_id() -> None:
         attach_source("ws://127.0.0.1:1/crawl", "t", False)
     source = attach_source("redis://127.0.0.1:6379/0", "t", True)
     assert isinstance(source, ClusterAttached) and source.read_only
-
-
-def test_serve_gives_the_class_a_read_only_view_and_the_lecturer_the_keys() -> None:
-    url = "redis://127.0.0.1:6379/0"
-    viewers = _ClusterPages(url, "t", True, "127.0.0.1", 8000, "class")
-    lecturer = _ClusterPages(url, "t", False, "127.0.0.1", 8000, "lecturer")
-    assert viewers.command.endswith(f"attach {url} --crawl-id t --read-only")
-    assert lecturer.command.endswith(f"attach {url} --crawl-id t")

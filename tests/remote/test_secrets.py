@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 import pytest
+from classroom_support import cmdline, descendants
 from hostile_peers import chain_plain, record_plain, snapshot_plain
 from redis_support import RedisServer, redis_server  # noqa: F401  (a fixture)
 
@@ -31,31 +32,6 @@ from crawlscope.tui.waiting import wait_until
 from helpers import CLI
 
 TIMEOUT = 60.0
-
-
-def descendants(root: int) -> list[int]:
-    """Every process under `root`, read from /proc."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            parents.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        children = parents.get(todo.pop(), [])
-        found += children
-        todo += children
-    return found
-
-
-def cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:
-        return b""  # gone meanwhile
 
 
 def _collect(stream: IO[str], into: dict[str, str]) -> None:
@@ -170,8 +146,9 @@ async def test_the_lecturers_tab_steers_with_a_token_on_no_command_line() -> Non
                 await wait_until(lambda: lecturer.shows(b"connected"), "the lecturer's screen")
                 await wait_until(watcher.ready.is_set, "the watcher's first frame")
                 assert_secret_nowhere(served, token)
-                # The lecturer's tab had the token all the same: its p pauses the crawl.
-                await wait_until(lambda: len(watcher.viewers) == 3, "both tabs attached")
+                # The class's one screen had the token all the same: the lecturer's p
+                # pauses the crawl. (The screen and this watcher: two, whatever the tabs.)
+                await wait_until(lambda: len(watcher.viewers) == 2, "the screen attached")
                 await lecturer.ws.send_str(json.dumps(["stdin", "p"]))
                 await wait_until(lambda: watcher.snapshot().paused_all, "p paused the crawl")
                 files = assert_secret_nowhere(served, token)

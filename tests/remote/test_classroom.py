@@ -1,0 +1,185 @@
+"""`crawlscope serve` for a class, over real sockets: one screen process whatever the
+number of viewers, the lecturer's keys (only theirs) reach it, a late joiner gets the
+screen as it stands, and the limits hold (a slow viewer dropped, a foreign page refused,
+one viewer past the cap told why)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import socket
+from urllib.parse import urlsplit
+
+from classroom_support import (
+    TIMEOUT,
+    Watcher,
+    client_session,
+    cmdline,
+    descendants,
+    origin,
+    serving,
+    watching,
+)
+
+from crawlscope.engine.remote.client import RemoteCrawl
+from crawlscope.tui.waiting import wait_until
+
+
+async def test_a_late_joiner_sees_step_ten_of_the_lecture_at_once() -> None:
+    with serving("--lecture") as served:
+        async with (
+            client_session() as client,
+            watching(client, served.lecturer_page) as lecturer,
+        ):
+            await wait_until(lambda: lecturer.shows("step 0 "), "the lecture", timeout=TIMEOUT)
+            for step in range(1, 11):
+                await lecturer.keys("n")
+                await wait_until(
+                    lambda s=step: lecturer.shows(f"step {s} "), f"step {step}", timeout=TIMEOUT
+                )
+            # Stepping is frozen between keys: nothing on the screen changes any more, so
+            # only the screen as it stands can show step 10 to one who comes now.
+            async with watching(client, served.class_page) as late:
+                await wait_until(lambda: late.shows("step 10 "), "step 10", timeout=TIMEOUT)
+                assert late.text() == lecturer.text()
+
+
+async def test_the_lecturers_keys_steer_and_the_class_keys_change_nothing() -> None:
+    with serving("--max-tasks", "2", wanted=("serving", "lecturer", "monitor")) as served:
+        monitor = RemoteCrawl(served.lines["monitor"].split("?")[0])
+        eye = asyncio.create_task(monitor.run())
+        try:
+            async with (
+                client_session() as client,
+                watching(client, served.lecturer_page) as lecturer,
+                watching(client, served.class_page) as student,
+            ):
+                await wait_until(monitor.ready.is_set, "the monitor's first frame", timeout=TIMEOUT)
+                await wait_until(lambda: student.shows("RUNNING"), "the crawl", timeout=TIMEOUT)
+                # The student's p (pause) and its round trip: the server has read it,
+                # and written it to the screen if it were going to.
+                await student.keys("p")
+                await student.ws.ping()
+                await wait_until(lambda: student.count == 2, "both counted", timeout=TIMEOUT)
+                await lecturer.keys("a")  # one more worker: after the p, in the app's order
+                await wait_until(
+                    lambda: len(monitor.snapshot().workers) == 3, "the lecturer's a",
+                    timeout=TIMEOUT,
+                )  # fmt: skip
+                assert not monitor.snapshot().paused_all, "a student paused the crawl"
+                await lecturer.keys("p")
+                await wait_until(lambda: monitor.snapshot().paused_all, "p", timeout=TIMEOUT)
+                for each in (lecturer, student):
+                    await wait_until(lambda w=each: w.shows("PAUSED"), "PAUSED", timeout=TIMEOUT)
+        finally:
+            eye.cancel()
+
+
+async def test_two_hundred_viewers_start_no_process_and_one_that_never_reads_is_dropped() -> None:
+    with serving("--max-tasks", "3", "--latency", "0.05") as served:
+        async with client_session() as client, watching(client, served.class_page) as first:
+            await wait_until(lambda: first.shows("RUNNING"), "the crawl", timeout=TIMEOUT)
+            before = sorted(descendants(served.process.pid))
+            async with contextlib.AsyncExitStack() as stack:
+                viewers: list[Watcher] = [first]
+                for _ in range(199):
+                    page = served.class_page
+                    crowd = watching(client, page, keeps_screen=False)
+                    viewers.append(await stack.enter_async_context(crowd))
+                stuck = await never_reading(served.class_page)
+                try:
+                    await wait_until(
+                        lambda: all(v.count == 201 for v in viewers), "201 counted",
+                        timeout=TIMEOUT,
+                    )  # fmt: skip
+                    assert sorted(descendants(served.process.pid)) == before
+                    # The one that never reads is dropped; the others are still told.
+                    await wait_until(
+                        lambda: all(v.count == 200 for v in viewers), "the drop",
+                        timeout=TIMEOUT,
+                    )  # fmt: skip
+                    got = [v.received for v in viewers]
+                    await wait_until(
+                        lambda: all(v.received > g for v, g in zip(viewers, got, strict=True)),
+                        "the others go on", timeout=TIMEOUT,
+                    )  # fmt: skip
+                finally:
+                    stuck.close()
+            # Every tab closed: nothing is left behind but the first viewer.
+            await wait_until(lambda: first.count == 1, "199 gone", timeout=TIMEOUT)
+            assert sorted(descendants(served.process.pid)) == before
+
+
+async def never_reading(page: str) -> socket.socket:
+    """A WebSocket on `page` whose reader never reads a byte (a tab whose machine froze),
+    with a small receive buffer, so what is sent to it piles up in the server."""
+    parts = urlsplit(page)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (parts.hostname, parts.port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET {parts.path}ws HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+        f"Origin: {origin(page)}\r\n\r\n"
+    )
+    await loop.sock_sendall(sock, request.encode())
+    answer = await loop.sock_recv(sock, 12)
+    assert answer == b"HTTP/1.1 101", answer
+    return sock
+
+
+async def test_a_foreign_origin_and_null_are_refused_and_the_501st_viewer_is_told_why() -> None:
+    with serving("--lecture") as served:
+        page = served.class_page
+        async with client_session() as client:
+            for foreign in ("http://evil.example", "null", "http://127.0.0.1:1"):
+                async with client.get(
+                    f"{page}ws", headers=upgrade(foreign)
+                ) as refused:  # fmt: skip
+                    assert refused.status == 403, foreign
+                    assert "may not watch this class" in await refused.text()
+            async with contextlib.AsyncExitStack() as stack:
+                viewers = [
+                    await stack.enter_async_context(watching(client, page, keeps_screen=False))
+                    for _ in range(500)
+                ]
+                await wait_until(lambda: viewers[0].count == 500, "500", timeout=TIMEOUT)
+                async with client.get(f"{page}ws", headers=upgrade(origin(page))) as full:
+                    assert full.status == 503
+                    line = await full.text()
+                assert line == "this class is full (500 viewers, --max-viewers); try again later\n"
+            # One left: there is room again.
+            async with watching(client, page) as again:
+                await wait_until(lambda: again.shows("STEP MODE"), "the lecture", timeout=TIMEOUT)
+
+
+def upgrade(page_origin: str) -> dict[str, str]:
+    key = base64.b64encode(os.urandom(16)).decode()
+    return {
+        "Origin": page_origin, "Upgrade": "websocket", "Connection": "Upgrade",
+        "Sec-WebSocket-Key": key, "Sec-WebSocket-Version": "13",
+    }  # fmt: skip
+
+
+async def test_the_lecturers_path_is_on_no_class_page_nor_command_line() -> None:
+    with serving("--size", "100x30") as served:
+        key = urlsplit(served.lecturer_page).path.split("/")[2]
+        async with client_session() as client:
+            async with client.get(served.class_page) as page:
+                assert key not in await page.text()
+            wrong = served.lecturer_page.replace(key, key[:-1] + ("A" if key[-1] != "A" else "B"))
+            async with client.get(wrong) as refused:
+                assert refused.status == 404
+            async with watching(client, served.lecturer_page, size=(100, 30)) as lecturer:
+                await wait_until(lambda: lecturer.shows("RUNNING"), "the crawl", timeout=TIMEOUT)
+                # The screen is the size the lecturer chose: its boxes end at column 100.
+                rows = lecturer.screen.display
+                assert any(row.endswith("╮") and len(row) == 100 for row in rows), rows
+        pids = [*descendants(served.process.pid), served.process.pid]
+        assert all(key.encode() not in cmdline(pid) for pid in pids)
+        assert not any(key in line for line in served.err)

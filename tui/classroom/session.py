@@ -1,0 +1,85 @@
+"""One class: a screen process, its relay and its pages, served on a socket until told to
+stop. The screen is started again when it ends (the lecturer pressed q, say), so the class
+is never left with a dead screen; one that ends at once stops the class with a line
+saying why, rather than starting again forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import sys
+import time
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from crawlscope.engine.text import printable
+
+from .limits import DEFAULT_LIMITS, ClassLimits
+from .model import ScreenModel
+from .pages import Pages
+from .pty_screen import ScreenProcess
+from .relay import Relay
+
+QUICK_END = 3.0  # seconds: a screen that ends sooner failed to start
+
+
+@dataclass(frozen=True)
+class ClassSettings:
+    cols: int = 120
+    rows: int = 40
+    limits: ClassLimits = DEFAULT_LIMITS
+    allow_origins: frozenset[str] = frozenset()
+    title: str = "crawlscope"
+
+
+async def run_class(
+    sock: socket.socket,
+    argv: list[str],
+    settings: ClassSettings,
+    stop: asyncio.Event,
+    where: str,
+) -> int:
+    """Serve the screen `argv` draws to a class on `sock` until `stop`; say where (the
+    class's URL and the lecturer's, on stdout). 1 if the screen could not start."""
+    model = ScreenModel(settings.cols, settings.rows)
+    relay = Relay(model, settings.limits)
+    current: list[ScreenProcess] = []
+
+    def keys(data: bytes) -> None:
+        if current:
+            current[0].send(data)
+
+    pages = Pages(relay, settings.cols, settings.rows, keys, settings.allow_origins, settings.title)
+    runner = web.AppRunner(pages.app(), handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    relay.start()
+    print(f"serving: {where}/", flush=True)
+    print(f"lecturer: {where}{pages.lecturer_path}", flush=True)
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        while True:
+            screen = ScreenProcess(argv, settings.cols, settings.rows, relay.output)
+            current[:] = [screen]
+            started = time.monotonic()
+            await screen.start()
+            ended = asyncio.create_task(screen.wait())
+            await asyncio.wait([ended, stopping], return_when=asyncio.FIRST_COMPLETED)
+            if stopping.done():
+                ended.cancel()
+                await screen.stop()
+                return 0
+            if time.monotonic() - started < QUICK_END:
+                why = printable(screen.last_words())
+                print(f"crawlscope: the class's screen ended at once: {why}", file=sys.stderr)
+                return 1
+            relay.reset()
+    finally:
+        stopping.cancel()
+        with contextlib.suppress(Exception):
+            await current[0].stop()
+        await relay.close()
+        await runner.cleanup()
