@@ -69,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
         if missing is not None:
             print(f"crawlscope: {missing}", file=sys.stderr)
             return 1
-    # textual-serve runs this with pipes and a driver of its own that draws in a browser.
+    # A driver named in the environment (Textual's TEXTUAL_DRIVER) draws elsewhere.
     web = "TEXTUAL_DRIVER" in os.environ
     if not web and not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("crawlscope: attach needs a terminal", file=sys.stderr)
