@@ -148,6 +148,10 @@ class StageReplayScreen(StagePanels):
     async def come_back(self, run: int, direction: int, playing: bool, speed: float) -> None:
         """Out of the `run`-th stage 3 (its screen gone): into the run next to it, if one
         was recorded with no step between, else to the step after it or before it."""
+        if not self.query("#stage-main"):
+            # Called soon after stage 3's screen went: if the app was quitting meanwhile,
+            # this screen's panels are gone too, and there is nothing to show.
+            return
         runs = self.recording.runs
         after = runs[run].after
         beside = run + direction
