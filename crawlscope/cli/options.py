@@ -43,6 +43,27 @@ def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], in
     return parse
 
 
+def terminal_size(
+    minimum: tuple[int, int], maximum: tuple[int, int]
+) -> Callable[[str], tuple[int, int]]:
+    """An argparse type: COLSxROWS (120x40), each within `minimum` and `maximum`."""
+
+    def parse(text: str) -> tuple[int, int]:
+        cols, _, rows = text.lower().partition("x")
+        try:
+            size = (int(cols), int(rows))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not COLSxROWS (say 120x40): {text!r}") from None
+        if not all(low <= n <= high for low, n, high in zip(minimum, size, maximum, strict=True)):
+            raise argparse.ArgumentTypeError(
+                f"from {minimum[0]}x{minimum[1]} to {maximum[0]}x{maximum[1]}, not {text}"
+            )
+        return size
+
+    parse.__name__ = "size"
+    return parse
+
+
 def seconds(text: str) -> float:
     try:
         value = float(text)

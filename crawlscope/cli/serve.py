@@ -22,7 +22,7 @@ from .crawl_plan import (
     looked_before_drawing,
     plan_from_args,
 )
-from .options import human_bytes
+from .options import human_bytes, terminal_size, whole_number
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,14 +44,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to serve on (default 127.0.0.1: this machine only; "
                        "0.0.0.0 lets the class's laptops in)")  # fmt: skip
-    serve.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any)")
+    serve.add_argument(
+        "--port", type=whole_number(0, 65535), default=8000, help="port (default 8000; 0: any)"
+    )
     serve.add_argument("--replay", metavar="FILE", help="play this recording instead of crawling")
     serve.add_argument("--lecture", action="store_true",
                        help="give the lecture (`crawlscope lecture`: the chapter's three "
                        "stages, n steps) instead of crawling")  # fmt: skip
     serve.add_argument(
         "--size",
-        type=_size,
+        type=terminal_size(MIN_SIZE, MAX_SIZE),
         default=(120, 40),
         metavar="COLSxROWS",
         help="the screen's size, the same in every browser (default 120x40)",
@@ -86,29 +88,6 @@ def _class_limits(serve: argparse.ArgumentParser) -> None:
 
 
 MIN_SIZE, MAX_SIZE = (40, 10), (400, 150)
-
-
-def _size(text: str) -> tuple[int, int]:
-    cols, _, rows = text.lower().partition("x")
-    try:
-        size = (int(cols), int(rows))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not COLSxROWS (say 120x40): {text!r}") from None
-    if not all(low <= n <= high for low, n, high in zip(MIN_SIZE, size, MAX_SIZE, strict=True)):
-        raise argparse.ArgumentTypeError(
-            f"from {MIN_SIZE[0]}x{MIN_SIZE[1]} to {MAX_SIZE[0]}x{MAX_SIZE[1]}, not {text}"
-        )
-    return size
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 65535, not {port}")
-    return port
 
 
 def main(args: argparse.Namespace) -> int:

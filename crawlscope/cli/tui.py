@@ -16,7 +16,7 @@ from crawlscope.tui.frame_budget import FRAMES_PER_SECOND
 from .common import app_status, fail, has_terminal, open_report, summarise
 from .crawl_plan import add_plan_options, lecture_refusal, looked_before_drawing, plan_from_args
 from .monitor import announce
-from .options import crawl_config, demo_config, seconds
+from .options import crawl_config, demo_config, seconds, terminal_size
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,7 +70,7 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
     )
     ui.add_argument(
         "--size",
-        type=_size,
+        type=terminal_size((20, 8), (1000, 500)),
         default=(120, 40),
         metavar="WxH",
         help="terminal size for --screenshot (default 120x40)",
@@ -85,16 +85,6 @@ def _fps(text: str) -> float:
     if not 1 <= value <= 30:
         raise argparse.ArgumentTypeError(f"must be from 1 to 30, not {text}")
     return value
-
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        width, height = (int(part) for part in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size like 120x40: {text!r}") from None
-    if width < 20 or height < 8:
-        raise argparse.ArgumentTypeError(f"too small: {text}")
-    return width, height
 
 
 def main(args: argparse.Namespace) -> int:
