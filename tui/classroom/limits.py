@@ -13,7 +13,7 @@ MAX_BEHIND_SECONDS = 5.0
 SLACK_BYTES = 64 * 1024
 TOTAL_BEHIND_BYTES = 64 * 1024 * 1024  # in this process, for all the viewers together
 MAX_VIEWERS = 500
-BATCH_SECONDS = 0.01  # output gathered before it is queued for the viewers
+BATCH_SECONDS = 0.02  # output gathered before it goes to the viewers, as one message
 COUNT_EVERY = 0.5  # seconds between two viewer counts sent to the pages
 LOOK_EVERY = 0.25  # seconds between two looks at who is behind
 

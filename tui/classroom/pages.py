@@ -114,7 +114,9 @@ class Pages:
             raise web.HTTPServiceUnavailable(
                 text=f"this class is full ({limit} viewers, --max-viewers); try again later\n"
             )
-        ws = web.WebSocketResponse(max_msg_size=MAX_KEYS_MESSAGE, heartbeat=20.0)
+        # No permessage-deflate: the screen's frames are built once for every viewer
+        # (relay.frame), and compressing them would take a compressor for each.
+        ws = web.WebSocketResponse(max_msg_size=MAX_KEYS_MESSAGE, heartbeat=20.0, compress=False)
         await ws.prepare(request)
         viewer = Viewer(ws, request.transport, lecturer)
         self.relay.join(viewer)

@@ -1,16 +1,17 @@
-"""What the screen draws, read once and queued for every viewer (asciinema's relay: one
-producer, many read-only players). A viewer costs its socket and a bounded queue: one that
-has too much waiting for it, or has been behind for too long, is dropped at once, and the
-screen never waits for anyone.
+"""What the screen draws, read once and sent to every viewer (asciinema's relay: one
+producer, many read-only players). What the screen drew in a moment becomes one WebSocket
+frame, built once and written as it is to every viewer's socket. A viewer costs its socket
+and what waits in its buffer: one that has too much waiting for it, or has been behind for
+too long, is dropped at once, and the screen never waits for anyone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import struct
 import time
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -20,33 +21,55 @@ from .limits import BATCH_SECONDS, COUNT_EVERY, LOOK_EVERY, SLACK_BYTES, ClassLi
 from .model import ScreenModel
 
 
+def frame(opcode: int, payload: bytes) -> bytes:
+    """One whole, unmasked WebSocket message (RFC 6455, 5.2), as a server sends it: built
+    once and written as it is to every viewer's socket, where aiohttp would frame (and,
+    with permessage-deflate, compress) it again for each."""
+    size = len(payload)
+    first = 0x80 | opcode  # FIN: one frame holds the whole message
+    if size < 126:
+        head = bytes((first, size))
+    elif size < 1 << 16:
+        head = struct.pack("!BBH", first, 126, size)
+    else:
+        head = struct.pack("!BBQ", first, 127, size)
+    return head + payload
+
+
+BINARY, TEXT = 0x2, 0x1
+
+
 @dataclass(eq=False)
 class Viewer:
     ws: web.WebSocketResponse
     transport: asyncio.Transport | None
     lecturer: bool
-    # The screen's bytes, and now and then a line of text (the count) for the page.
-    pending: deque[bytes | str] = field(default_factory=deque)
-    queued: int = 0  # bytes in `pending`
-    in_flight: int = 0  # bytes handed to the socket's writer and not yet taken
     behind_since: float | None = None
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    sender: asyncio.Task[None] | None = None
     count_sent: int = -1
 
     def waiting(self) -> int:
-        """Bytes waiting for this viewer in this process."""
+        """Bytes waiting for this viewer in this process (the transport's buffer: what
+        the kernel would not take yet)."""
         transport = self.transport
-        buffered = 0 if transport is None or transport.is_closing() else (
-            transport.get_write_buffer_size()
-        )  # fmt: skip
-        return self.queued + self.in_flight + buffered
+        if transport is None or transport.is_closing():
+            return 0
+        return transport.get_write_buffer_size()
 
     def behind(self) -> int:
         """Bytes waiting for this viewer, the kernel's send queue included."""
         transport = self.transport
         kernel = 0 if transport is None or transport.is_closing() else kernel_queue(transport)
         return self.waiting() + kernel
+
+    def write(self, message: bytes) -> bool:
+        """`message` (a whole frame) onto the socket; False if it is closing. Frames
+        aiohttp itself writes (pong, close) go between two of these, never inside one:
+        both are whole writes on this one thread."""
+        transport = self.transport
+        if transport is None or transport.is_closing() or self.ws.closed:
+            return False
+        transport.write(message)
+        return True
 
 
 class Relay:
@@ -89,21 +112,27 @@ class Relay:
             self._flushing = loop.call_later(BATCH_SECONDS, self.flush)
 
     def flush(self) -> None:
-        """The output gathered: into the model, and queued for every viewer."""
+        """The output gathered: into the model, and to every viewer as one message."""
         self._flushing = None
         if not self._batch:
             return
         data = bytes(self._batch)
         self._batch.clear()
         self.model.feed(data)
+        self._send_all(frame(BINARY, data))
+
+    def _send_all(self, message: bytes) -> None:
         limit = self.limits.max_behind_bytes
         total = 0
         for viewer in list(self.viewers):
-            if viewer.waiting() + len(data) > limit:
+            waiting = viewer.waiting()
+            if waiting + len(message) > limit:
                 self.drop(viewer)
                 continue
-            self._queue(viewer, data)
-            total += viewer.waiting()
+            if not viewer.write(message):
+                self.leave(viewer)
+                continue
+            total += waiting + len(message)
         if total > self.limits.total_behind_bytes:
             self._trim(total)
 
@@ -111,23 +140,16 @@ class Relay:
         """A new screen process starts: everyone's terminal starts afresh with it."""
         self.flush()
         self.model.reset()
-        for viewer in list(self.viewers):
-            self._queue(viewer, b"\x1bc")
+        self._send_all(frame(BINARY, b"\x1bc"))
 
     def join(self, viewer: Viewer) -> None:
         """A viewer comes in: the screen as it stands first, then what follows."""
         self.flush()  # the model is the whole screen only with nothing gathered
-        self.viewers.add(viewer)
-        self._queue(viewer, self.model.serialised())
-        viewer.sender = asyncio.create_task(self._send(viewer), name="class-viewer")
+        if viewer.write(frame(BINARY, self.model.serialised())):
+            self.viewers.add(viewer)
 
     def leave(self, viewer: Viewer) -> None:
-        if viewer in self.viewers:
-            self.viewers.discard(viewer)
-        if viewer.sender is not None:
-            viewer.sender.cancel()
-        viewer.pending.clear()
-        viewer.queued = 0
+        self.viewers.discard(viewer)
 
     def drop(self, viewer: Viewer) -> None:
         """Let a viewer that fell behind go at once: a close handshake would wait on the
@@ -139,11 +161,6 @@ class Relay:
         if viewer.transport is not None:
             viewer.transport.abort()
 
-    def _queue(self, viewer: Viewer, data: bytes | str) -> None:
-        viewer.pending.append(data)
-        viewer.queued += len(data)
-        viewer.wake.set()
-
     def _trim(self, total: int) -> None:
         """Drop the viewers furthest behind while all of them together have more than
         the total limit waiting: many slow viewers are bounded, not only each one."""
@@ -153,49 +170,17 @@ class Relay:
             total -= viewer.waiting()
             self.drop(viewer)
 
-    async def _send(self, viewer: Viewer) -> None:
-        """Everything queued for `viewer`, the screen's bytes as one message each time
-        it is free (a viewer that fell behind catches up in one go)."""
-        while True:
-            await viewer.wake.wait()
-            viewer.wake.clear()
-            while viewer.pending:
-                screen = bytearray()
-                text: str | None = None
-                while viewer.pending:
-                    item = viewer.pending.popleft()
-                    if isinstance(item, bytes):
-                        screen += item
-                    elif screen:  # a text message goes on its own, in its turn
-                        viewer.pending.appendleft(item)
-                        break
-                    else:
-                        text = item
-                        break
-                size = len(screen) if screen else len(text or "")
-                viewer.queued -= size
-                viewer.in_flight = size
-                try:
-                    if screen:
-                        await viewer.ws.send_bytes(bytes(screen))
-                    elif text is not None:
-                        await viewer.ws.send_str(text)
-                except (ConnectionError, RuntimeError):
-                    self.leave(viewer)
-                    return
-                finally:
-                    viewer.in_flight = 0
-
     async def _count_forever(self) -> None:
         """The number watching, to every page whenever it changed (the pages show it)."""
         while True:
             await asyncio.sleep(COUNT_EVERY)
             count = len(self.viewers)
-            text = json.dumps({"viewers": count})
+            message = frame(TEXT, json.dumps({"viewers": count}).encode())
             for viewer in list(self.viewers):
                 if viewer.count_sent != count:
                     viewer.count_sent = count
-                    self._queue(viewer, text)
+                    if not viewer.write(message):
+                        self.leave(viewer)
 
     async def _look_forever(self) -> None:
         """Drop each viewer that has been behind for too long, or has too much waiting in
