@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from crawlscope.engine.trace.recording import Recorder
 
 STAGES = ("callbacks", "generators")
+LECTURE_WORKERS, LECTURE_MAX_WORKERS = 3, 20  # a stage's workers, by default and at most
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
 StageOpened = Callable[["LiveStage"], None]
 CrawlOpened = Callable[["Crawler"], object]
@@ -38,8 +39,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "asyncio TUI. --record keeps every step of stages 1 and 2, and stage 3's crawl, for "
         "`crawlscope replay`; --monitor serves all three to `crawlscope attach`, read-only.",
     )
-    lecture.add_argument("--max-tasks", type=whole_number(1, 20), default=3, metavar="N",
-                         help="workers in every stage (default 3)")  # fmt: skip
+    lecture.add_argument(
+        "--max-tasks", type=whole_number(1, LECTURE_MAX_WORKERS), default=LECTURE_WORKERS,
+        metavar="N", help=f"workers in every stage (default {LECTURE_WORKERS})",
+    )  # fmt: skip
     lecture.add_argument(
         "--record", metavar="FILE",
         help="write every step of stages 1 and 2, and each stage-3 crawl, to FILE (JSON "

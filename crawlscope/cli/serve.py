@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
 from crawlscope.tui.classroom.limits import (
     MAX_BEHIND_BYTES,
@@ -22,6 +23,7 @@ from .crawl_plan import (
     looked_before_drawing,
     plan_from_args,
 )
+from .lecture import LECTURE_MAX_WORKERS, LECTURE_WORKERS
 from .options import human_bytes, terminal_size, whole_number
 
 
@@ -60,6 +62,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_plan_options(serve, demo=DEMO_FOR_THE_EYE)
     _class_limits(serve)
+    # None: the mode's own number, a crawl's default or the lecture's (which --max-tasks
+    # is passed on to when given).
+    for action in serve._actions:
+        if action.dest == "max_tasks":
+            action.default = None
+            action.help = (
+                f"worker tasks (default {CrawlConfig.max_tasks}; with --lecture, "
+                f"{LECTURE_WORKERS}, and at most {LECTURE_MAX_WORKERS})"
+            )
 
 
 def _class_limits(serve: argparse.ArgumentParser) -> None:
@@ -103,6 +114,10 @@ def main(args: argparse.Namespace) -> int:
             why = "--replay plays a recording" if args.replay is not None else (
                 "--lecture gives the lecture")  # fmt: skip
             _refuse_crawl_options(args, why)
+            if args.max_tasks is not None and (args.replay is not None or (
+                    args.max_tasks > LECTURE_MAX_WORKERS)):  # fmt: skip
+                limit = "" if args.replay is not None else f" above {LECTURE_MAX_WORKERS}"
+                raise PlanError(f"{why}: --max-tasks{limit} needs a crawl in this process")
             for given, flag in ((args.redis, "--redis"), (args.monitor, "--monitor")):
                 if given is not None:
                     raise PlanError(f"{why}: {flag} needs a crawl in this process")
@@ -113,6 +128,8 @@ def main(args: argparse.Namespace) -> int:
                 raise PlanError("--redis and --crawl-id go together")
             _refuse_crawl_options(args, "--redis with no ROOT only watches the cluster crawl")
         else:
+            if args.max_tasks is None:
+                args.max_tasks = CrawlConfig.max_tasks
             plan = plan_from_args(args, "serve", DEMO_FOR_THE_EYE)
             stop = looked_before_drawing(plan)
             if stop is not None:
@@ -134,7 +151,8 @@ def main(args: argparse.Namespace) -> int:
     if args.replay is not None:
         return serve.serve_command(sock, ["replay", args.replay], settings)
     if args.lecture:
-        return serve.serve_command(sock, ["lecture"], settings)
+        workers = [] if args.max_tasks is None else ["--max-tasks", str(args.max_tasks)]
+        return serve.serve_command(sock, ["lecture", *workers], settings)
     if args.redis is not None:
         # The screen is the whole cluster crawl; with a plan, this process is in it.
         return serve.serve_cluster(sock, args.redis, args.crawl_id, settings, plan, args.report)

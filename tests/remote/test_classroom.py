@@ -46,6 +46,14 @@ async def test_a_late_joiner_sees_step_ten_of_the_lecture_at_once() -> None:
                 assert late.text() == lecturer.text()
 
 
+async def test_the_lecture_served_has_the_workers_asked_for() -> None:
+    # Five: every stage's slots, where the lecture's own default is three.
+    with serving("--lecture", "--max-tasks", "5") as served:
+        async with client_session() as client, watching(client, served.class_page) as student:
+            await wait_until(lambda: student.shows("step 0 "), "the lecture", timeout=TIMEOUT)
+            assert student.shows("slot 4 ") and not student.shows("slot 5 ")
+
+
 async def test_the_lecturers_keys_steer_and_the_class_keys_change_nothing() -> None:
     with serving("--max-tasks", "2", wanted=("serving", "lecturer", "monitor")) as served:
         monitor = RemoteCrawl(served.lines["monitor"].split("?")[0])

@@ -50,3 +50,14 @@ def test_serve_refuses_records_on_stdout_and_outputs_of_a_replay(tmp_path: Path)
     assert done.returncode == 2
     assert "--replay plays a recording: --output needs a crawl" in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def test_serve_refuses_a_replays_workers_and_more_workers_than_a_lecture_has() -> None:
+    recording = Path(__file__).parents[1] / "data" / "demo-crawl.jsonl"
+    for options, said in (
+        (["--replay", str(recording), "--max-tasks", "3"], "--replay plays a recording: "),
+        (["--lecture", "--max-tasks", "21"], "--lecture gives the lecture: --max-tasks above 20"),
+    ):
+        done = run_cli("serve", "--port", "0", *options)
+        assert done.returncode == 2 and done.stderr.startswith(f"crawlscope: {said}")
+        assert done.stderr.count("\n") == 1
