@@ -5,6 +5,8 @@ tui/classroom/, imported only when the command runs. The crawl served is a plan 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
@@ -56,10 +58,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     serve.add_argument(
         "--size",
         type=terminal_size(MIN_SIZE, MAX_SIZE),
-        default=(120, 40),
         metavar="COLSxROWS",
-        help="the screen's size, the same in every browser (default 120x40)",
+        help="the screen's size, the same in every browser (default 120x40; with --here, "
+        "this terminal's)",
     )
+    serve.add_argument(
+        "--here", action="store_true",
+        help="show the screen in this terminal too and steer it from here, as the "
+        "lecturer's page does (every key goes to the screen; q ends the class)",
+    )  # fmt: skip
     add_plan_options(serve, demo=DEMO_FOR_THE_EYE)
     _class_limits(serve)
     # None: the mode's own number, a crawl's default or the lecture's (which --max-tasks
@@ -98,7 +105,18 @@ def _class_limits(serve: argparse.ArgumentParser) -> None:
             )
 
 
-MIN_SIZE, MAX_SIZE = (40, 10), (400, 150)
+MIN_SIZE, MAX_SIZE, DEFAULT_SIZE = (40, 10), (400, 150), (120, 40)
+
+
+def here_size() -> tuple[int, int]:
+    """This terminal's size, within the sizes --size takes (DEFAULT_SIZE if there is no
+    terminal: --here then says so)."""
+    try:
+        size = os.get_terminal_size(sys.stdout.fileno())
+    except OSError:
+        return DEFAULT_SIZE
+    cols = min(max(size.columns, MIN_SIZE[0]), MAX_SIZE[0])
+    return cols, min(max(size.lines, MIN_SIZE[1]), MAX_SIZE[1])
 
 
 def main(args: argparse.Namespace) -> int:
@@ -143,10 +161,17 @@ def main(args: argparse.Namespace) -> int:
     from crawlscope.tui.classroom.limits import ClassLimits
     from crawlscope.tui.classroom.session import ClassSettings
 
-    cols, rows = args.size
+    cols, rows = args.size or (here_size() if args.here else DEFAULT_SIZE)
+    if args.here:
+        from crawlscope.tui.classroom.terminal import refusal
+
+        cannot = refusal(cols, rows)
+        if cannot is not None:
+            sock.close()
+            return fail(cannot)
     settings = ClassSettings(
         cols, rows, ClassLimits(max_viewers=args.max_viewers),
-        frozenset(args.allow_origin),
+        frozenset(args.allow_origin), here=args.here,
     )  # fmt: skip
     if args.replay is not None:
         return serve.serve_command(sock, ["replay", args.replay], settings)

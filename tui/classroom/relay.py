@@ -142,10 +142,14 @@ class Relay:
         self.model.reset()
         self._send_all(frame(BINARY, b"\x1bc"))
 
+    def whole_screen(self) -> bytes:
+        """What draws the screen as it stands on a fresh terminal."""
+        self.flush()  # the model is the whole screen only with nothing gathered
+        return self.model.serialised()
+
     def join(self, viewer: Viewer) -> None:
         """A viewer comes in: the screen as it stands first, then what follows."""
-        self.flush()  # the model is the whole screen only with nothing gathered
-        if viewer.write(frame(BINARY, self.model.serialised())):
+        if viewer.write(frame(BINARY, self.whole_screen())):
             self.viewers.add(viewer)
 
     def leave(self, viewer: Viewer) -> None:

@@ -22,6 +22,7 @@ from .model import ScreenModel
 from .pages import Pages
 from .pty_screen import ScreenProcess
 from .relay import Relay
+from .terminal import LecturerTerminal
 
 QUICK_END = 3.0  # seconds: a screen that ends sooner failed to start
 
@@ -33,6 +34,7 @@ class ClassSettings:
     limits: ClassLimits = DEFAULT_LIMITS
     allow_origins: frozenset[str] = frozenset()
     title: str = "crawlscope"
+    here: bool = False  # this terminal shows the screen and steers it (terminal.py)
 
 
 async def run_class(
@@ -43,7 +45,9 @@ async def run_class(
     where: str,
 ) -> int:
     """Serve the screen `argv` draws to a class on `sock` until `stop`; say where (the
-    class's URL and the lecturer's, on stdout). 1 if the screen could not start."""
+    class's URL and the lecturer's, on stdout). 1 if the screen could not start. With
+    `settings.here`, this terminal shows the screen and steers it too, and the class
+    ends when the screen does (the lecturer pressed q)."""
     model = ScreenModel(settings.cols, settings.rows)
     relay = Relay(model, settings.limits)
     current: list[ScreenProcess] = []
@@ -60,9 +64,20 @@ async def run_class(
     print(f"serving: {where}/", flush=True)
     print(f"lecturer: {where}{pages.lecturer_path}", flush=True)
     stopping = asyncio.create_task(stop.wait())
+    here: LecturerTerminal | None = None
+    output = relay.output
+    if settings.here:
+        here = LecturerTerminal(keys, relay.whole_screen)
+
+        def output(data: bytes) -> None:
+            relay.output(data)
+            here.output(data)
+
     try:
+        if here is not None:
+            await here.open()
         while True:
-            screen = ScreenProcess(argv, settings.cols, settings.rows, relay.output)
+            screen = ScreenProcess(argv, settings.cols, settings.rows, output)
             current[:] = [screen]
             started = time.monotonic()
             await screen.start()
@@ -72,13 +87,21 @@ async def run_class(
                 ended.cancel()
                 await screen.stop()
                 return 0
-            if time.monotonic() - started < QUICK_END:
+            # q where the lecturer sits ends the class, however soon. Elsewhere a screen
+            # that ends at once failed to start, and starting it again would loop.
+            if here is not None and ended.result() == 0:
+                return 0
+            if here is not None or time.monotonic() - started < QUICK_END:
                 why = printable(screen.last_words())
-                print(f"crawlscope: the class's screen ended at once: {why}", file=sys.stderr)
+                if here is not None:
+                    await here.close()
+                print(f"crawlscope: the class's screen ended: {why}", file=sys.stderr)
                 return 1
             relay.reset()
     finally:
         stopping.cancel()
+        if here is not None:
+            await here.close()
         with contextlib.suppress(Exception):
             await current[0].stop()
         await relay.close()
