@@ -85,23 +85,36 @@ def rss_mb(pids: list[int]) -> float:
     return total / 1024
 
 
-def cpu_seconds(pids: list[int]) -> float:
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
     ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+    seconds: dict[int, float] = {}
     for pid in pids:
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+            seconds[pid] = (int(fields[11]) + int(fields[12])) / ticks
+    return seconds
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    return sum(cpu_by_pid(pids).values())
+
+
+def cpu_since(before: dict[int, float], pids: list[int]) -> float:
+    """CPU seconds `pids` took since `before` was read: a process there then counts from
+    then, a new one from its start, one gone meanwhile not at all (its last figures are
+    lost with it)."""
+    now = cpu_by_pid(pids)
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in now.items())
 
 
 class Serve:
     """`crawlscope serve ROOT` on a free port, its lines read as they come."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, fps: float | None) -> None:
+        rate = [] if fps is None else ["--fps", f"{fps:g}"]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "crawlscope", "serve", root, "--port", "0",
-             "--max-tasks", str(WORKERS)],
+             "--max-tasks", str(WORKERS), *rate],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
             text=True, start_new_session=True,
         )  # fmt: skip
@@ -133,8 +146,16 @@ class Serve:
             self.proc.wait()
 
 
-def one_row(site: str, count: int, window: float, chromium: str | None) -> dict[str, Any]:
-    serve = Serve(site)
+def machine_idle() -> tuple[float, float]:
+    """(idle, total) clock ticks of the whole machine so far, from /proc/stat."""
+    fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return fields[3] + fields[4], sum(fields)
+
+
+def one_row(
+    site: str, count: int, window: float, chromium: str | None, fps: float | None
+) -> dict[str, Any]:
+    serve = Serve(site, fps)
     try:
         viewers = subprocess.Popen(
             [sys.executable, "-m", "bench.classroom", "viewers", serve.lines["serving"],
@@ -146,12 +167,16 @@ def one_row(site: str, count: int, window: float, chromium: str | None) -> dict[
         pids: list[int] = []
         peak_rss = 0.0
         cpu0 = 0.0
+        others0: dict[int, float] = {}
+        idle0 = (0.0, 0.0)
         result: dict[str, Any] = {}
         for line in viewers.stdout:
             message = json.loads(line)
             if message.get("window") == "start":
                 pids = tree(serve.proc.pid)
                 cpu0 = cpu_seconds(pids)
+                others0 = cpu_by_pid(tree(viewers.pid))
+                idle0 = machine_idle()
                 peak_rss = rss_mb(pids)
             elif message.get("window") == "sample":
                 peak_rss = max(peak_rss, rss_mb(tree(serve.proc.pid)))
@@ -159,10 +184,15 @@ def one_row(site: str, count: int, window: float, chromium: str | None) -> dict[
                 pids = tree(serve.proc.pid)
                 peak_rss = max(peak_rss, rss_mb(pids))
                 result["serve_cpu_s"] = cpu_seconds(pids) - cpu0
+                # The stand-ins for the class's machines (the sockets and Chromium) share
+                # this one: what they took is what the crawl could not have.
+                result["viewers_cpu_s"] = cpu_since(others0, tree(viewers.pid))
+                idle1 = machine_idle()
+                result["machine_idle"] = (idle1[0] - idle0[0]) / max(idle1[1] - idle0[1], 1)
             else:
                 result.update(message)
         viewers.wait()
-        result.update(viewers=count, processes=len(pids), rss_mb=peak_rss)
+        result.update(viewers=count, processes=len(pids), rss_mb=peak_rss, fps=fps)
         return result
     finally:
         serve.close()
@@ -275,6 +305,8 @@ async def _time_key(eyes: list[Eye], key: str, marks: list[bytes]) -> list[float
         for eye in eyes:
             eye.want(mark)
         sent = time.perf_counter()
+        if eyes[0].closed:  # the lecturer's socket fell behind and was dropped
+            break
         await eyes[0].ws.send_str(json.dumps(["stdin", key]))
         deadline = sent + PRESS_DEADLINE
         while any(eye.seen_at is None for eye in watchers) and time.perf_counter() < deadline:
@@ -320,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--window", type=float, default=10.0, help="seconds measured a row")
     p.add_argument("--counts", type=int, nargs="+", default=list(COUNTS), help="viewers a row")
+    p.add_argument("--fps", type=float, help="serve --fps (default: serve's)")
     args = p.parse_args(argv)
     if args.quick:
         args.window, args.counts = 3.0, [0, 10]
@@ -334,9 +367,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with DemoSite(SiteOptions(pages=PAGES)) as site:
         for count in args.counts:
-            rows.append(one_row(site.url, count, args.window, chromium))
+            rows.append(one_row(site.url, count, args.window, chromium, args.fps))
             print(f"  {count} viewers: done", flush=True)
-    base = rows[0]["pages_per_s"] or float("nan")
+    # Against the rows with no viewers (--counts 0 300 0 300 interleaves them, so that a
+    # machine busier at one time than another weighs on both alike).
+    bases = [r["pages_per_s"] for r in rows if r["viewers"] == 0] or [rows[0]["pages_per_s"]]
+    base = sum(bases) / len(bases) or float("nan")
     for row in rows:
         row["rate_vs_0"] = row["pages_per_s"] / base
     print(
@@ -355,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
                 "bytes/s to one",
                 "dropped",
                 "serve CPU s",
+                "ms/page",
+                "stand-ins CPU s",
+                "idle",
             ],
             [
                 [
@@ -371,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{r['bytes_per_s_one_viewer']:,.0f}",
                     r["dropped"],
                     f"{r['serve_cpu_s']:.1f}",
+                    f"{1000 * r['serve_cpu_s'] / max(r['pages_per_s'] * args.window, 1):.2f}",
+                    f"{r['viewers_cpu_s']:.1f}",
+                    f"{100 * r['machine_idle']:.0f}%",
                 ]
                 for r in rows
             ],

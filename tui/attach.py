@@ -160,6 +160,13 @@ class WatchedScreen(WatchedBase):
     def show_bar(self) -> None:
         self._watch_bar.show(self.who_watches())
 
+    def observe(self, source: ObservedCrawl, site: str) -> None:
+        super().observe(source, site)
+        if isinstance(source, RemoteCrawl):
+            # The crawl steered from anywhere: drawn now, not at the next of a few frames
+            # a second (serve's class screen draws 5).
+            source.steered = self.redraw
+
     def read_only(self) -> bool:
         return self.who_watches().read_only
 

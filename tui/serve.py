@@ -79,6 +79,10 @@ def screen_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "crawlscope", *args]
 
 
+def _fps(settings: ClassSettings) -> list[str]:
+    return [] if settings.fps is None else ["--fps", f"{settings.fps:g}"]
+
+
 def _where(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://{reachable(host)}:{port}"
@@ -152,7 +156,7 @@ async def _serve_cluster(
             options = ["--crawl-id", crawl_id]
             if password is not None:
                 options += ["--secret-file", files.enter_context(secret_file(password))]
-            argv = screen_command("attach", redis_url, *options)
+            argv = screen_command("attach", redis_url, *options, *_fps(settings))
             return await run_class(sock, argv, settings, stop, _where(sock))
 
     if plan is None:  # only watched from here
@@ -170,7 +174,9 @@ async def _serve_crawl(
         assert monitor is not None  # serve's plans always have one
         print(f"monitor: {monitor.url}", file=sys.stderr, flush=True)
         with secret_file(monitor.token) as token_file:
-            argv = screen_command("attach", monitor.view_url, "--secret-file", token_file)
+            argv = screen_command(
+                "attach", monitor.view_url, "--secret-file", token_file, *_fps(settings)
+            )
             return await run_class(sock, argv, settings, stop, _where(sock))
 
     return await _serving(plan, report, pages)

@@ -12,6 +12,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from crawlscope.engine.text import PASSWORD_MASK, mask_userinfo, printable
 
+from .options import frames_per_second
+
 if TYPE_CHECKING:
     from crawlscope.tui.attach import Attached
     from crawlscope.tui.cluster_view import ClusterAttached
@@ -43,6 +45,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     attach.add_argument(
         "--read-only", action="store_true",
         help="watch only (the keys that steer are off), whatever token is given",
+    )  # fmt: skip
+    attach.add_argument(
+        "--fps", type=frames_per_second, default=None, metavar="N",
+        help="screen refreshes a second, 1 to 30 (default: the TUI's); a key's effect is "
+        "drawn at once whatever this is",
     )  # fmt: skip
     attach.add_argument(
         "--secret-file", metavar="FILE",
@@ -80,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
         lecture = LectureWatchApp(source.url)
         lecture.run()
         return lecture.return_code or 0
-    app = CrawlScopeApp(source)
+    app = CrawlScopeApp(source) if args.fps is None else CrawlScopeApp(source, fps=args.fps)
     app.run()
     return app.return_code or 0
 

@@ -64,6 +64,17 @@ def terminal_size(
     return parse
 
 
+def frames_per_second(text: str) -> float:
+    """--fps: a screen's refreshes a second, 1 to 30."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= 30:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 30, not {text}")
+    return value
+
+
 def seconds(text: str) -> float:
     try:
         value = float(text)

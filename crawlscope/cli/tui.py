@@ -16,7 +16,7 @@ from crawlscope.tui.frame_budget import FRAMES_PER_SECOND
 from .common import app_status, fail, has_terminal, open_report, summarise
 from .crawl_plan import add_plan_options, lecture_refusal, looked_before_drawing, plan_from_args
 from .monitor import announce
-from .options import crawl_config, demo_config, seconds, terminal_size
+from .options import crawl_config, demo_config, frames_per_second, seconds, terminal_size
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,7 +50,7 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
     ui = parser.add_argument_group("the screen")
     ui.add_argument(
         "--fps",
-        type=_fps,
+        type=frames_per_second,
         default=FRAMES_PER_SECOND,
         metavar="N",
         help=f"screen refreshes a second, 1 to 30 (default {FRAMES_PER_SECOND:g}); "
@@ -75,16 +75,6 @@ def add_tui_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WxH",
         help="terminal size for --screenshot (default 120x40)",
     )
-
-
-def _fps(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 1 <= value <= 30:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 30, not {text}")
-    return value
 
 
 def main(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import json
 from collections import deque
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from enum import StrEnum
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -52,6 +52,11 @@ VIEW_EVERY = 0.25  # seconds: how often at most the rows shown are told to the m
 CLOSE_WAIT = 2.0  # seconds a closing connection waits for the monitor's close frame
 
 
+def steering(snap: Snapshot) -> tuple[object, ...]:
+    """What the keys that steer a crawl change in its snapshot."""
+    return (snap.phase, snap.paused_all, snap.live_workers, snap.slowmo)
+
+
 class Link(StrEnum):
     CONNECTING = "connecting"
     CONNECTED = "connected"
@@ -75,6 +80,9 @@ class RemoteCrawl:
         self.answers = 0  # "ok" and "error" answers received, for a caller to wait on
         self.refused = 0  # "error" answers received (the last few are in `errors`)
         self.ready = asyncio.Event()  # set at the first frame: there is something to draw
+        # Called when a frame shows the crawl steered (paused, resumed, a worker more or
+        # less): a screen drawing a few frames a second shows that at once, not at its next.
+        self.steered: Callable[[], None] | None = None
         self.bad_frames = 0  # messages dropped because they were not the protocol's
         self.bad = ""  # what was wrong with the last of them, in words, for the status line
         self._config: CrawlConfig | None = None
@@ -269,11 +277,13 @@ class RemoteCrawl:
             self._chains, self._chain_count = chains, chain_count
         self._recent.extend(records)
         self.viewers = viewers
-        self._snap = snap
+        before, self._snap = self._snap, snap
         self.frames += 1
         self.link = Link.CONNECTED
         self.why = ""
         self.ready.set()
+        if self.steered is not None and before is not None and steering(before) != steering(snap):
+            self.steered()
 
     # ---- sending controls ----------------------------------------------------------------
 

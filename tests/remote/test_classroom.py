@@ -12,6 +12,7 @@ import os
 import socket
 from urllib.parse import urlsplit
 
+import aiohttp
 from classroom_support import (
     TIMEOUT,
     Watcher,
@@ -191,3 +192,22 @@ async def test_the_lecturers_path_is_on_no_class_page_nor_command_line() -> None
         pids = [*descendants(served.process.pid), served.process.pid]
         assert all(key.encode() not in cmdline(pid) for pid in pids)
         assert not any(key in line for line in served.err)
+
+
+async def test_the_class_gets_one_uncompressed_frame_for_all_and_the_screen_its_fps() -> None:
+    with serving("--fps", "7") as served:
+        async with client_session() as client:
+            # A browser offers permessage-deflate; taking it would mean a compressor for
+            # each viewer and a frame built for each, where one serves the whole class.
+            offered = await client.ws_connect(
+                f"{served.class_page}ws", headers={"Origin": origin(served.class_page)},
+                compress=15,
+            )  # fmt: skip
+            try:
+                assert offered.compress == 0
+                message = await offered.receive(timeout=TIMEOUT)
+                assert message.type is aiohttp.WSMsgType.BINARY and message.data
+            finally:
+                await offered.close()
+        screens = [cmdline(pid) for pid in descendants(served.process.pid)]
+        assert any(b" attach " in line and b" --fps 7" in line for line in screens), screens

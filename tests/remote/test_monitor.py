@@ -218,6 +218,30 @@ async def test_the_token_steers_the_crawl() -> None:
         assert crawler.workers[1].paused and not remote.errors
 
 
+async def test_a_viewer_is_told_at_the_frame_that_shows_the_crawl_steered() -> None:
+    async with watched(paused=True) as (crawler, monitor), attached(monitor.url) as remote:
+        await until(
+            lambda: (
+                remote.ready.is_set()
+                and remote.snapshot().live_workers == crawler.snapshot().live_workers > 0
+            ),
+            "every worker started",
+        )
+        told: list[tuple[bool, int]] = []
+        remote.steered = lambda: told.append(
+            (remote.snapshot().paused_all, remote.snapshot().live_workers)
+        )
+        frames = remote.frames
+        await until(lambda: remote.frames > frames + 2, "frames of a crawl left as it is")
+        assert told == []
+        crawler.resume_all()
+        await until(lambda: told, "resumed")
+        assert told == [(False, crawler.snapshot().live_workers)]
+        crawler.add_worker()
+        await until(lambda: len(told) == 2, "a worker more")
+        assert told[1][1] == told[0][1] + 1
+
+
 async def test_without_the_token_the_view_is_read_only() -> None:
     async with watched(paused=True) as (crawler, monitor), attached(monitor.view_url) as remote:
         before = steering(crawler)

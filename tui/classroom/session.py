@@ -35,6 +35,7 @@ class ClassSettings:
     allow_origins: frozenset[str] = frozenset()
     title: str = "crawlscope"
     here: bool = False  # this terminal shows the screen and steers it (terminal.py)
+    fps: float | None = None  # a crawl's screen's refreshes a second (attach --fps)
 
 
 async def run_class(
