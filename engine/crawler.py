@@ -35,6 +35,7 @@ from .records import Fault, FetchRecord, describe_exception, media_type
 from .redirects import Chain
 from .sitemaps import SitemapLimits, SitemapReader
 from .snapshot import Accounting, Phase, Snapshot
+from .timing import timed
 from .turns import Turns
 from .urls import origin_of
 from .workers import Worker, WorkerState, WorkerView
@@ -225,8 +226,10 @@ class Crawler:
         self._stale.add(w.id)
 
     def _enter(self, w: Worker, state: WorkerState) -> None:
+        now = time.monotonic()
+        w.timing.left(w.state, now - w.since)
         w.state = state
-        w.since = time.monotonic()
+        w.since = now
         w.awaited = ""
         self._touch(w)
         if self.slowmo:
@@ -478,7 +481,8 @@ class Crawler:
         self._next_worker_id += 1
         if not self.paused_all:
             w.go.set()
-        w.task = asyncio.create_task(self._work(w), name=f"worker-{w.id}")
+        # Timed: each resume of its coroutine is measured (engine/timing.py).
+        w.task = asyncio.create_task(timed(self._work(w), w.timing), name=f"worker-{w.id}")
         w.task.add_done_callback(lambda task: self._worker_ended(w, task))
         self.workers[w.id] = w
         self._position[w.id] = len(self._views)
@@ -606,7 +610,8 @@ class Crawler:
             v = views[position]
             views[position] = WorkerView(
                 v.id, v.state, v.url, v.since, v.pages, v.paused, v.retiring, v.alive,
-                _where(self.workers[worker_id]),
+                _where(self.workers[worker_id]), v.step_p50, v.step_p99, v.step_max,
+                v.delay_p99,
             )  # fmt: skip
         return self._snapshot(now, tuple(views))
 
@@ -638,8 +643,10 @@ class Crawler:
         # On the crawl's clock, as Snapshot.elapsed is; a worker added before crawl()
         # entered its state at 0.
         since = 0.0 if self.t0 is None else w.since - self.t0
+        t = w.timing.summary()
         return WorkerView(
-            w.id, w.state, w.url, since, w.pages, w.paused, w.retiring, w.alive
+            w.id, w.state, w.url, since, w.pages, w.paused, w.retiring, w.alive, "",
+            t.step_p50, t.step_p99, t.step_max, t.delay_p99,
         )  # fmt: skip
 
     def recent_fetches(self) -> Sequence[FetchRecord]:
