@@ -30,6 +30,7 @@ from .frontier import Frontier, MemoryFrontier
 from .introspect import suspension_point
 from .ledger import Answer, Ledger, Listeners
 from .links import parse_links
+from .loop_health import LoopHealth
 from .politeness import HostGate, RobotsCache, crawl_delay_note
 from .records import Fault, FetchRecord, describe_exception, media_type
 from .redirects import Chain
@@ -108,6 +109,8 @@ class Crawler:
         self._parse_pool: ThreadPoolExecutor | None = None  # made on the first big page
         self.turns = Turns()  # a small page is parsed on the loop, in its turn
         self.sitemap_notes: list[str] = []  # one line per sitemap looked at (--sitemaps)
+        # Loop lag, the longest holds and the timing lints (engine/loop_health.py).
+        self.health = LoopHealth(self, self.ledger.report_fault)
 
     # ---- the crawl ------------------------------------------------------------------
 
@@ -116,6 +119,7 @@ class Crawler:
         self.t0 = time.monotonic()
         self.started_at = time.time()
         self._set_phase(Phase.PAUSED if self.paused_all else Phase.RUNNING)
+        self.health.start()
         if self.session is None:
             self.session = self._make_session()
             self._own_session = True
@@ -137,6 +141,7 @@ class Crawler:
             self._stop.set()  # cancelled from outside: the crawl was stopped, not finished
             raise
         finally:
+            self.health.stop()
             self._set_phase(Phase.STOPPING)
             await self._cancel_workers()
             await self.q.close()
@@ -227,7 +232,7 @@ class Crawler:
 
     def _enter(self, w: Worker, state: WorkerState) -> None:
         now = time.monotonic()
-        w.timing.left(w.state, now - w.since)
+        w.timing.moved(w.state, now - w.since, state, w.url, now)
         w.state = state
         w.since = now
         w.awaited = ""
@@ -482,6 +487,7 @@ class Crawler:
         if not self.paused_all:
             w.go.set()
         # Timed: each resume of its coroutine is measured (engine/timing.py).
+        w.timing.on_long = lambda ns, frame: self.health.long_step(w, ns, frame)
         w.task = asyncio.create_task(timed(self._work(w), w.timing), name=f"worker-{w.id}")
         w.task.add_done_callback(lambda task: self._worker_ended(w, task))
         self.workers[w.id] = w
@@ -616,6 +622,7 @@ class Crawler:
         return self._snapshot(now, tuple(views))
 
     def _snapshot(self, now: float, views: tuple[WorkerView, ...]) -> Snapshot:
+        lag_p50, lag_p99, holds = self.health.figures()
         return Snapshot(
             t=now,
             elapsed=self.elapsed,
@@ -628,6 +635,11 @@ class Crawler:
             paused_all=self.paused_all,
             slowmo=self.slowmo,
             crawl_delay=crawl_delay_note(self),
+            loop_lag_p50=lag_p50,
+            loop_lag_p99=lag_p99,
+            holds=holds,
+            warnings=tuple(self.health.warnings),
+            warning_count=self.health.warning_count,
         )
 
     def _update_views(self) -> None:

@@ -51,6 +51,7 @@ LONG_STEP_NS = 50_000_000
 # knows no states of its own, so that workers.py can hold a WorkerTiming).
 MAX_STATES = 16
 _STATE_SLOT: dict[str, int] = {}
+TRAIL = 4
 
 _clock = time.perf_counter_ns
 
@@ -107,25 +108,47 @@ class Summary:
 class WorkerTiming:
     """One worker's figures: ~1 KB however long it runs (tests/engine/test_timing.py)."""
 
-    __slots__ = ("delay", "on_long", "state_s", "step")
+    __slots__ = ("_trail_at", "delay", "on_long", "state_n", "state_s", "step", "trail")
 
     def __init__(self) -> None:
         self.step = Histogram()
         self.delay = Histogram()
         self.state_s = array("d", bytes(8 * MAX_STATES))  # seconds in each state
+        self.state_n = array("Q", bytes(8 * MAX_STATES))  # times each state was left
+        # Its last TRAIL state changes, (monotonic time, state entered, URL held then),
+        # in a ring: what a long step is put down to (the state it started in).
+        self.trail: list[tuple[float, str, str | None]] = [(0.0, "", None)] * TRAIL
+        self._trail_at = 0
         # Told of a step of LONG_STEP_NS or more: its length, and the innermost frame
         # where the coroutine gave the loop back.
         self.on_long: Callable[[int, FrameType | None], None] | None = None
 
-    def left(self, state: str, seconds: float) -> None:
-        """The worker spent `seconds` in `state` and has just left it."""
-        slot = _STATE_SLOT.get(state)
+    def moved(self, left: str, seconds: float, entered: str, url: str | None, now: float) -> None:
+        """The worker spent `seconds` in state `left` and at `now` entered `entered`,
+        holding `url`."""
+        self.trail[self._trail_at] = (now, entered, url)
+        self._trail_at = (self._trail_at + 1) % TRAIL
+        slot = _STATE_SLOT.get(left)
         if slot is None:
             if len(_STATE_SLOT) >= MAX_STATES:
                 return
-            slot = _STATE_SLOT[state] = len(_STATE_SLOT)
+            slot = _STATE_SLOT[left] = len(_STATE_SLOT)
+        self.state_n[slot] += 1
         if seconds > 0:
             self.state_s[slot] += seconds
+
+    def state_at(self, t: float) -> tuple[str, str | None] | None:
+        """The state the worker was in at monotonic time `t` and the URL it held on
+        entering it; None if that is older than the trail remembers."""
+        best: tuple[float, str, str | None] | None = None
+        for entry in self.trail:
+            if entry[1] and entry[0] <= t and (best is None or entry[0] > best[0]):
+                best = entry
+        return None if best is None else (best[1], best[2])
+
+    def state_totals(self) -> dict[str, tuple[float, int]]:
+        """Each state left so far: seconds spent in it, and how many times."""
+        return {state: (self.state_s[i], self.state_n[i]) for state, i in _STATE_SLOT.items()}
 
     def summary(self) -> Summary:
         if not self.step.max_ns:
@@ -145,6 +168,18 @@ class WorkerTiming:
 
 
 _EMPTY = Summary()
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """One step that held the loop long: whose, in what state, where it gave it back."""
+
+    seconds: float
+    t: float  # when it ended, in seconds of the crawl's clock
+    worker: int
+    state: str
+    url: str = ""
+    line: str = ""  # "links.py:212": the innermost frame after the step
 
 
 class PollClock:

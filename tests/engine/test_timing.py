@@ -133,7 +133,7 @@ def test_a_workers_figures_stay_within_2_kb_however_long_it_runs() -> None:
                 timing.step.add(ns)
                 timing.delay.add(ns)
             for state in WorkerState:
-                timing.left(state, 1.5)
+                timing.moved(state, 1.5, state, "http://h/" * 20, 1.0)
         per_worker = (tracemalloc.get_traced_memory()[0] - before) / len(timings)
     finally:
         tracemalloc.stop()

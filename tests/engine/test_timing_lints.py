@@ -1,0 +1,160 @@
+"""The timing lints (engine/loop_health.py) raised by real crawls of real servers:
+LOOP_BLOCKED, STUCK and JOIN_STALLED, and loop health in the snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from aiohttp import web
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.lints import Lint, LintKind
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.snapshot import Phase, Snapshot
+from crawlscope.engine.workers import WorkerState
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+# Distinct links, each admitted on the loop in the step after the page's parse: some
+# hundreds of ms of one step on this machine (over 50 ms on any).
+DENSE_LINKS = 40_000
+
+
+def page(body: bytes) -> Handler:
+    async def handler(_request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="text/html")
+
+    return handler
+
+
+@asynccontextmanager
+async def serve(routes: dict[str, Handler]) -> AsyncIterator[str]:
+    app = web.Application()
+    for path, handler in routes.items():
+        app.router.add_get(path, handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+def of_kind(snap: Snapshot, kind: LintKind) -> list[Lint]:
+    return [lint for lint in snap.warnings if lint.kind is kind]
+
+
+async def test_a_link_dense_page_raises_loop_blocked_naming_its_worker_and_url() -> None:
+    dense = b"<html><body>" + b"".join(b"<a href=/p%d>p</a>" % i for i in range(DENSE_LINKS))
+    routes = {"/": page(b'<a href="/big">big</a>'), "/big": page(dense), "/p{n}": page(b"p")}
+    async with serve(routes) as base:
+        config = CrawlConfig(roots=(base + "/",), max_tasks=3, max_links=DENSE_LINKS, max_pages=8)
+        crawler = Crawler(config)
+        await crawler.crawl()
+    snap = crawler.snapshot()
+    big = base + "/big"
+    blocked = [lint for lint in of_kind(snap, LintKind.LOOP_BLOCKED) if lint.url == big]
+    assert blocked, snap.warnings
+    lint = blocked[0]
+    assert lint.worker == crawler.ledger.done[big].worker
+    assert f"worker {lint.worker} held the loop" in lint.text and big in lint.text
+    assert lint.host == base
+    assert lint.line  # where it gave the loop back: "function file.py:line"
+    assert ".py:" in lint.line
+    # The same step is among the longest holds, put down to the page's parse.
+    hold = next(h for h in snap.holds if h.url == big)
+    assert hold.worker == lint.worker and hold.state == WorkerState.PARSING.value
+    assert hold.seconds >= 0.05
+    assert snap.warning_count == len(snap.warnings)
+
+
+async def test_a_small_demo_site_crawl_raises_no_warning() -> None:
+    async with DemoServer(DemoConfig(pages=30)) as server:
+        crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=4))
+        await crawler.crawl()
+    snap = crawler.snapshot()
+    assert crawler.phase is Phase.FINISHED
+    assert snap.warnings == () and snap.warning_count == 0
+
+
+async def test_a_worker_far_past_its_states_usual_time_raises_stuck() -> None:
+    release = asyncio.Event()
+
+    async def slow(_request: web.Request) -> web.Response:
+        await release.wait()
+        return web.Response(body=b"late", content_type="text/html")
+
+    links = b"".join(b"<a href=/f%d>f</a>" % i for i in range(20)) + b"<a href=/slow>s</a>"
+    routes = {"/": page(links), "/f{n}": page(b"f"), "/slow": slow}
+    async with serve(routes) as base:
+        crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=2))
+        crawler.health.stuck_min = 0.5  # ten times a fast page's wait, and half a second
+        crawl = asyncio.create_task(crawler.crawl())
+        try:
+            await until(
+                lambda: any(
+                    lint.url == base + "/slow"
+                    for lint in of_kind(crawler.snapshot(), LintKind.STUCK)
+                ),
+                "a STUCK warning",
+            )
+        finally:
+            release.set()
+        await crawl
+    lint = of_kind(crawler.snapshot(), LintKind.STUCK)[0]
+    assert lint.worker == crawler.ledger.done[base + "/slow"].worker
+    assert f"worker {lint.worker} headers for" in lint.text
+    assert "usual" in lint.text
+
+
+async def test_the_counter_still_while_every_worker_waits_raises_join_stalled() -> None:
+    routes = {"/": page(b'<a href="/a">a</a>'), "/a": page(b"a")}
+    async with serve(routes) as base:
+        crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=2))
+        crawler.health.stall_after = 0.5
+        # Something other than a worker takes the root and never says it is done: the
+        # unfinished counter stays at 1 and join() would wait for ever.
+        taken = asyncio.ensure_future(crawler.q.get())
+        await asyncio.sleep(0)
+        crawl = asyncio.create_task(crawler.crawl())
+        await until(
+            lambda: bool(of_kind(crawler.snapshot(), LintKind.JOIN_STALLED)), "JOIN_STALLED"
+        )
+        lint = of_kind(crawler.snapshot(), LintKind.JOIN_STALLED)[0]
+        assert "join() is stalled: 1 unfinished" in lint.text
+        assert "all 2 workers wait on the queue" in lint.text
+        crawler.q.task_done(await taken)
+        await crawl
+    assert crawler.phase is Phase.FINISHED
+    assert len(of_kind(crawler.snapshot(), LintKind.JOIN_STALLED)) == 1  # told once
+
+
+async def test_the_snapshot_reads_loop_lag_over_the_last_minute() -> None:
+    async with DemoServer(DemoConfig(pages=5)) as server:
+        crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=2))
+        crawler.pause_all()  # the probe runs on while the crawl waits
+        crawl = asyncio.create_task(crawler.crawl())
+
+        def blocked_once() -> None:
+            time.sleep(0.5)  # holds the loop over a probe due time: it runs 0.25 s late or more
+
+        asyncio.get_running_loop().call_later(0.3, blocked_once)
+        await until(lambda: crawler.snapshot().loop_lag_p99 >= 0.2, "a late probe", 60)
+        crawler.stop()
+        await crawl
+    snap = crawler.snapshot()
+    assert 0 <= snap.loop_lag_p50 <= snap.loop_lag_p99
