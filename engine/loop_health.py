@@ -46,6 +46,8 @@ class LoopHealth:
     def __init__(self, crawler: Crawler, on_fault: Callable[[Exception], None]) -> None:
         self.crawler = crawler
         self.lint_listeners: Listeners[Lint] = Listeners(on_fault)
+        # Told after each check (every CHECK_EVERY probes): a recorder keeps the figures.
+        self.check_listeners: Listeners[None] = Listeners(on_fault)
         self.warnings: deque[Lint] = deque(maxlen=MAX_WARNINGS)
         self.warning_count = 0
         self.stuck_factor = 10.0
@@ -83,6 +85,8 @@ class LoopHealth:
         if self._probes % CHECK_EVERY == 0:
             self._check_stuck()
             self._check_stall()
+            if self.check_listeners:
+                self.check_listeners.tell(None)
         self._schedule(loop)
 
     def figures(self) -> tuple[float, float, tuple[Hold, ...]]:

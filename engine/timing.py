@@ -33,7 +33,7 @@ from array import array
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 # The benchmark's switch (bench/timing_cost.py): with it False, new worker tasks run
 # their coroutine bare. Not a user option; the instrumentation is always on.
@@ -95,9 +95,9 @@ def bucket_edge_ns(i: int) -> int:
     return (1 << (_FIRST + i)) - 1
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """A worker's timing in four plain numbers (seconds): what a table row shows."""
+class Summary(NamedTuple):
+    """A worker's timing in four plain numbers (seconds): what a table row shows, and
+    what a recording's state event holds (as a list, in this order)."""
 
     step_p50: float = 0.0
     step_p99: float = 0.0

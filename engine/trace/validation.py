@@ -18,11 +18,13 @@ from typing import Any, TypeGuard
 
 from ..config import CrawlConfig
 from ..config_json import config_from_plain
-from ..plain import BadMessage
+from ..lints import Lint
+from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import ChainEnd
 from ..snapshot import Phase
 from ..text import printable
+from ..timing import Hold, Summary
 from ..workers import WorkerState
 
 COUNT_KEYS = ("unfinished", "seen", "done", "failed", "filtered", "queued", "held", "unfetched")
@@ -102,6 +104,38 @@ def _check_state(event: dict[str, Any]) -> None:
         raise BadEvent(f"'pages' is not a count: {_show(event['pages'])}")
     _check_optional(event, "paused", (bool,))
     _check_optional(event, "retiring", (bool,))
+    if "timing" in event:
+        timing = event["timing"]
+        if not (
+            isinstance(timing, list)
+            and len(timing) == len(Summary._fields)
+            and all(_is_number(x) and x >= 0 for x in timing)
+        ):
+            raise BadEvent(f"'timing' is not {len(Summary._fields)} durations: {_show(timing)}")
+
+
+def _check_lint(event: dict[str, Any]) -> None:
+    try:
+        decode(Lint, event.get("lint"), "lint")
+    except BadMessage as exc:
+        raise BadEvent(f"a bad warning: {exc}") from None
+
+
+# Holds a health event may carry: a recorder writes engine/loop_health.MAX_HOLDS.
+MAX_HOLDS = 20
+
+
+def _check_health(event: dict[str, Any]) -> None:
+    for key in ("lag_p50", "lag_p99"):
+        if not _is_number(event.get(key)) or event[key] < 0:
+            raise BadEvent(f"'{key}' is not a duration: {_show(event.get(key))}")
+    holds = event.get("holds")
+    if not isinstance(holds, list) or len(holds) > MAX_HOLDS:
+        raise BadEvent(f"'holds' is not a list of at most {MAX_HOLDS}")
+    try:
+        decode(tuple[Hold, ...], holds, "holds")
+    except BadMessage as exc:
+        raise BadEvent(f"a bad hold: {exc}") from None
 
 
 def _check_fetch(event: dict[str, Any]) -> None:
@@ -164,6 +198,8 @@ _RECORD_REQUIRED = tuple(
 _CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "state": _check_state,
     "fetch": _check_fetch,
+    "lint": _check_lint,
+    "health": _check_health,
     "phase": lambda _event: None,
     "end": lambda _event: None,
 }

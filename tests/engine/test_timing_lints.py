@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 
 from aiohttp import web
+from timing_support import DENSE_LINKS, dense_site, page, serve, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -17,51 +16,13 @@ from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase, Snapshot
 from crawlscope.engine.workers import WorkerState
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-# Distinct links, each admitted on the loop in the step after the page's parse: some
-# hundreds of ms of one step on this machine (over 50 ms on any).
-DENSE_LINKS = 40_000
-
-
-def page(body: bytes) -> Handler:
-    async def handler(_request: web.Request) -> web.Response:
-        return web.Response(body=body, content_type="text/html")
-
-    return handler
-
-
-@asynccontextmanager
-async def serve(routes: dict[str, Handler]) -> AsyncIterator[str]:
-    app = web.Application()
-    for path, handler in routes.items():
-        app.router.add_get(path, handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
-
-
-async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
-
 
 def of_kind(snap: Snapshot, kind: LintKind) -> list[Lint]:
     return [lint for lint in snap.warnings if lint.kind is kind]
 
 
 async def test_a_link_dense_page_raises_loop_blocked_naming_its_worker_and_url() -> None:
-    dense = b"<html><body>" + b"".join(b"<a href=/p%d>p</a>" % i for i in range(DENSE_LINKS))
-    routes = {"/": page(b'<a href="/big">big</a>'), "/big": page(dense), "/p{n}": page(b"p")}
-    async with serve(routes) as base:
+    async with serve(dense_site()) as base:
         config = CrawlConfig(roots=(base + "/",), max_tasks=3, max_links=DENSE_LINKS, max_pages=8)
         crawler = Crawler(config)
         await crawler.crawl()
