@@ -39,6 +39,7 @@ from .snapshot import Accounting, Phase, Snapshot
 from .timing import timed
 from .turns import Turns
 from .urls import origin_of
+from .worker_detail import WorkerDetail, detail_of
 from .workers import Worker, WorkerState, WorkerView
 
 # Pages this big are parsed in a thread; smaller ones are faster parsed in place.
@@ -487,7 +488,7 @@ class Crawler:
         if not self.paused_all:
             w.go.set()
         # Timed: each resume of its coroutine is measured (engine/timing.py).
-        w.timing.on_long = lambda ns, frame: self.health.long_step(w, ns, frame)
+        w.timing.on_long = lambda ns, gc, frame: self.health.long_step(w, ns, gc, frame)
         w.task = asyncio.create_task(timed(self._work(w), w.timing), name=f"worker-{w.id}")
         w.task.add_done_callback(lambda task: self._worker_ended(w, task))
         self.workers[w.id] = w
@@ -663,6 +664,11 @@ class Crawler:
 
     def recent_fetches(self) -> Sequence[FetchRecord]:
         return self.ledger.recent
+
+    def worker_detail(self, worker_id: int) -> WorkerDetail | None:
+        """The detail view's figures for one worker (engine/worker_detail.py)."""
+        w = self.workers.get(worker_id)
+        return None if w is None else detail_of(w, time.monotonic())
 
     def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
         return self.ledger.chain_preview(limit, hops)

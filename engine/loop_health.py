@@ -110,8 +110,9 @@ class LoopHealth:
         if self.lint_listeners:
             self.lint_listeners.tell(lint)
 
-    def long_step(self, w: Worker, ns: int, frame: FrameType | None) -> None:
-        """A step of `w` held the loop `ns` nanoseconds (engine/timing.py told)."""
+    def long_step(self, w: Worker, ns: int, gc_ns: int, frame: FrameType | None) -> None:
+        """A step of `w` held the loop `ns` nanoseconds, `gc_ns` of them collecting
+        garbage (engine/timing.py told)."""
         seconds = ns / 1e9
         # Put down to the state it started in, and the URL it held then.
         began = w.timing.state_at(time.monotonic() - seconds)
@@ -123,7 +124,10 @@ class LoopHealth:
         self._holds.append(Hold(seconds, t, w.id, state, url, line))
         where = f" {printable(url, 200)}" if url else ""
         given = f", gave it back at {line}" if line else ""
-        text = f"worker {w.id} held the loop {seconds * 1000:.0f} ms {state}{where}{given}"
+        collected = f" ({gc_ns / 1e6:.0f} ms of it collecting garbage)" if gc_ns >= 1e6 else ""
+        text = (
+            f"worker {w.id} held the loop {seconds * 1000:.0f} ms {state}{where}{given}{collected}"
+        )
         self.tell(Lint(LintKind.LOOP_BLOCKED, t, text, w.id, _host(url), url, line))
 
     def _last_url(self, worker_id: int) -> str:

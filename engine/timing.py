@@ -26,10 +26,12 @@ seen), so they are "at most" figures within a factor of two, for a fixed ~300 by
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
 import weakref
 from array import array
+from collections import deque
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
 from types import FrameType
@@ -119,9 +121,10 @@ class WorkerTiming:
         # in a ring: what a long step is put down to (the state it started in).
         self.trail: list[tuple[float, str, str | None]] = [(0.0, "", None)] * TRAIL
         self._trail_at = 0
-        # Told of a step of LONG_STEP_NS or more: its length, and the innermost frame
-        # where the coroutine gave the loop back.
-        self.on_long: Callable[[int, FrameType | None], None] | None = None
+        # Told of a step of LONG_STEP_NS or more (garbage collection left out): its
+        # length, the collections' part of it, and the innermost frame where the
+        # coroutine gave the loop back.
+        self.on_long: Callable[[int, int, FrameType | None], None] | None = None
 
     def moved(self, left: str, seconds: float, entered: str, url: str | None, now: float) -> None:
         """The worker spent `seconds` in state `left` and at `now` entered `entered`,
@@ -180,6 +183,28 @@ class Hold:
     state: str
     url: str = ""
     line: str = ""  # "links.py:212": the innermost frame after the step
+
+
+# The last garbage collections, (start, end) in perf_counter_ns: read only after a long
+# step, to leave their time out of it. A callback per collection, about a microsecond.
+_GC_SPANS: deque[tuple[int, int]] = deque(maxlen=32)
+_gc_began = 0
+
+
+def _note_gc(phase: str, _info: dict[str, int]) -> None:
+    global _gc_began
+    if phase == "start":
+        _gc_began = _clock()
+    elif _gc_began:
+        _GC_SPANS.append((_gc_began, _clock()))
+
+
+gc.callbacks.append(_note_gc)
+
+
+def gc_ns_between(start: int, end: int) -> int:
+    """Nanoseconds of garbage collection between two perf_counter_ns readings."""
+    return sum(min(b, end) - max(a, start) for a, b in tuple(_GC_SPANS) if b > start and a < end)
 
 
 class PollClock:
@@ -255,7 +280,7 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
             if ns > self._step.max_ns:
                 self._step.max_ns = ns
             if ns >= LONG_STEP_NS:
-                self._long(ns)
+                self._long(start, ns)
             polled = self._poll.last
             if polled:
                 d = start - polled
@@ -275,12 +300,15 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
             ns = _clock() - start
             self.timing.step.add(ns)
             if ns >= LONG_STEP_NS:
-                self._long(ns)
+                self._long(start, ns)
 
-    def _long(self, ns: int) -> None:
+    def _long(self, start: int, ns: int) -> None:
+        # A garbage collection that ran inside the step held the loop too, but it is the
+        # whole process's, not this worker's: it does not count towards a long step.
+        collected = gc_ns_between(start, start + ns)
         on_long = self.timing.on_long
-        if on_long is not None:
-            on_long(ns, innermost_frame(self.wrapped))
+        if on_long is not None and ns - collected >= LONG_STEP_NS:
+            on_long(ns, collected, innermost_frame(self.wrapped))
 
     def close(self) -> None:
         self.wrapped.close()

@@ -4,6 +4,7 @@ each state, read from real crawls and real tasks on a real loop."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 import tracemalloc
 
@@ -97,7 +98,9 @@ async def test_a_callback_queued_ahead_of_a_step_is_its_scheduling_delay() -> No
 async def test_a_long_step_is_told_with_the_frame_it_gave_the_loop_back_at() -> None:
     heard: list[tuple[int, str]] = []
     timing = WorkerTiming()
-    timing.on_long = lambda ns, frame: heard.append((ns, frame.f_code.co_name if frame else ""))
+    timing.on_long = lambda ns, _gc, frame: heard.append(
+        (ns, frame.f_code.co_name if frame else "")
+    )
 
     async def parse_then_wait() -> None:
         time.sleep(0.06)  # a step over LONG_STEP_NS
@@ -107,6 +110,26 @@ async def test_a_long_step_is_told_with_the_frame_it_gave_the_loop_back_at() -> 
     assert len(heard) == 1
     assert heard[0][0] >= 60_000_000
     assert heard[0][1] == "parse_then_wait"
+
+
+async def test_garbage_collection_inside_a_step_does_not_make_it_long() -> None:
+    heard: list[int] = []
+    timing = WorkerTiming()
+    timing.on_long = lambda ns, _gc, _frame: heard.append(ns)
+    # A heap worth collecting: a full collection of it takes some time, none of it the
+    # step's own; told of nothing unless the rest of the step alone is long.
+    junk = [[{} for _ in range(10)] for _ in range(200_000)]
+
+    async def collect_then_wait() -> None:
+        start = time.perf_counter_ns()
+        while time.perf_counter_ns() - start < 60_000_000:
+            gc.collect()  # 60 ms of nothing but collections
+        await asyncio.sleep(0)
+
+    await asyncio.create_task(TimedCoroutine(collect_then_wait(), timing, PollClock()))
+    del junk
+    assert timing.step.max_ns >= 60_000_000
+    assert heard == []
 
 
 def test_quantiles_read_from_buckets_are_upper_edges_capped_at_the_maximum() -> None:
