@@ -4,6 +4,8 @@ LOOP_BLOCKED, STUCK and JOIN_STALLED, and loop health in the snapshot."""
 from __future__ import annotations
 
 import asyncio
+import io
+import sys
 import time
 
 from aiohttp import web
@@ -12,6 +14,7 @@ from timing_support import DENSE_LINKS, dense_site, page, serve, until
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.lints import Lint, LintKind
+from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase, Snapshot
 from crawlscope.engine.workers import WorkerState
@@ -119,3 +122,29 @@ async def test_the_snapshot_reads_loop_lag_over_the_last_minute() -> None:
         await crawl
     snap = crawler.snapshot()
     assert 0 <= snap.loop_lag_p50 <= snap.loop_lag_p99
+
+
+async def test_the_crawl_commands_report_has_a_warnings_section() -> None:
+    async with serve(dense_site()) as base:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "crawlscope", "crawl", base + "/", "--max-tasks", "3",
+            "--max-links", str(DENSE_LINKS), "--max-pages", "8",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    report = out.decode()
+    assert "Warnings (" in report, report[-3000:]
+    section = report[report.index("Warnings (") :]
+    assert "loop-blocked: worker" in section and base + "/big" in section
+    assert section.index("Warnings (") < section.index("Finished ")
+
+
+async def test_a_report_without_warnings_has_no_warnings_section() -> None:
+    async with DemoServer(DemoConfig(pages=10)) as server:
+        crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=2))
+        await crawler.crawl()
+    out = io.StringIO()
+    write_report(crawler, out)
+    assert "Warnings" not in out.getvalue()
+    assert "Accounting:" in out.getvalue()
