@@ -39,7 +39,7 @@ from .snapshot import Accounting, Phase, Snapshot
 from .timing import timed
 from .turns import Turns
 from .urls import origin_of
-from .worker_detail import WorkerDetail, detail_of
+from .worker_detail import StateTime, WorkerDetail
 from .workers import Worker, WorkerState, WorkerView
 
 # Pages this big are parsed in a thread; smaller ones are faster parsed in place.
@@ -668,7 +668,7 @@ class Crawler:
     def worker_detail(self, worker_id: int) -> WorkerDetail | None:
         """The detail view's figures for one worker (engine/worker_detail.py)."""
         w = self.workers.get(worker_id)
-        return None if w is None else detail_of(w, time.monotonic())
+        return None if w is None else _detail(w, time.monotonic())
 
     def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
         return self.ledger.chain_preview(limit, hops)
@@ -680,3 +680,28 @@ def _where(w: Worker) -> str:
     if w.lingering:
         return f"{SLOWED} {w.awaited or 'not suspended'}"
     return str(suspension_point(w.task))
+
+
+def _detail(w: Worker, now: float) -> WorkerDetail:
+    """`w` in full as it is at monotonic time `now` (engine/worker_detail.py)."""
+    point = suspension_point(w.task)
+    t = w.timing
+    totals = t.state_totals()
+    current = w.state.value
+    seconds = {state: s for state, (s, _) in totals.items()}
+    seconds[current] = seconds.get(current, 0.0) + max(now - w.since, 0.0)
+    states = tuple(
+        StateTime(state, seconds[state], totals.get(state, (0.0, 0))[1])
+        for state in sorted(seconds, key=lambda s: -seconds[s])
+    )
+    return WorkerDetail(
+        id=w.id,
+        chain=tuple(str(frame) for frame in point.frames),
+        awaits=point.awaits,
+        task_state=point.state,
+        step_counts=tuple(t.step.counts),
+        step_max=t.step.max_ns / 1e9,
+        delay_counts=tuple(t.delay.counts),
+        delay_max=t.delay.max_ns / 1e9,
+        states=states,
+    )

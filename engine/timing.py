@@ -163,12 +163,6 @@ class WorkerTiming:
             self.delay.quantile(0.99),
         )
 
-    def state_seconds(self, current: str, since_s: float) -> dict[str, float]:
-        """Seconds in each state so far, the current one's time in it included."""
-        out = {state: self.state_s[slot] for state, slot in _STATE_SLOT.items()}
-        out[current] = out.get(current, 0.0) + max(since_s, 0.0)
-        return out
-
 
 _EMPTY = Summary()
 

@@ -68,12 +68,14 @@ def test_the_command_line_imports_the_screen_only_to_draw() -> None:
 # would work for the live crawl and break for every other.
 CONTRACT = {
     "crawlscope.engine.config",  # the config a crawl reports (ObservedCrawl.config)
+    "crawlscope.engine.lints",  # a snapshot's warnings
     "crawlscope.engine.observe",
     "crawlscope.engine.records",
     "crawlscope.engine.redirects",
     "crawlscope.engine.snapshot",
     "crawlscope.engine.text",
     "crawlscope.engine.urls",
+    "crawlscope.engine.worker_detail",  # one worker in full (WorkerDetails)
     "crawlscope.engine.workers",
 }
 TUI = Path(crawlscope.tui.__file__).parent
