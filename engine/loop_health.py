@@ -24,6 +24,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from . import timing
 from .ledger import Listeners
 from .lints import Lint, LintKind
 from .snapshot import MAX_WARNINGS, Phase
@@ -68,7 +69,8 @@ class LoopHealth:
     # ---- the probe ------------------------------------------------------------------
 
     def start(self) -> None:
-        self._schedule(asyncio.get_running_loop())
+        if timing.ENABLED:
+            self._schedule(asyncio.get_running_loop())
 
     def stop(self) -> None:
         if self._handle is not None:

@@ -38,7 +38,8 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 # The benchmark's switch (bench/timing_cost.py): with it False, new worker tasks run
-# their coroutine bare. Not a user option; the instrumentation is always on.
+# their coroutine bare, state changes are not timed, no lag probe runs and no garbage
+# collection is watched. Not a user option; the instrumentation is always on.
 ENABLED = True
 
 BUCKETS = 32
@@ -129,6 +130,8 @@ class WorkerTiming:
     def moved(self, left: str, seconds: float, entered: str, url: str | None, now: float) -> None:
         """The worker spent `seconds` in state `left` and at `now` entered `entered`,
         holding `url`."""
+        if not ENABLED:
+            return
         self.trail[self._trail_at] = (now, entered, url)
         self._trail_at = (self._trail_at + 1) % TRAIL
         slot = _STATE_SLOT.get(left)
@@ -193,9 +196,6 @@ def _note_gc(phase: str, _info: dict[str, int]) -> None:
         _GC_SPANS.append((_gc_began, _clock()))
 
 
-gc.callbacks.append(_note_gc)
-
-
 def gc_ns_between(start: int, end: int) -> int:
     """Nanoseconds of garbage collection between two perf_counter_ns readings."""
     return sum(min(b, end) - max(a, start) for a, b in tuple(_GC_SPANS) if b > start and a < end)
@@ -258,6 +258,8 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
         self.wrapped = coro
         self.timing = timing
         self._poll = poll
+        if _note_gc not in gc.callbacks:
+            gc.callbacks.append(_note_gc)
         self._step, self._steps = timing.step, timing.step.counts
         self._delay, self._delays = timing.delay, timing.delay.counts
 
