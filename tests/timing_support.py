@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -30,21 +29,8 @@ def dense_site() -> dict[str, Handler]:
     return {"/": page(b'<a href="/big">big</a>'), "/big": page(dense), "/p{n}": page(b"p")}
 
 
-@asynccontextmanager
-async def serve(routes: dict[str, Handler]) -> AsyncIterator[str]:
-    """The routes on 127.0.0.1, a free port; yields the base URL (no trailing slash)."""
-    app = web.Application()
-    for path, handler in routes.items():
-        app.router.add_get(path, handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+# The conftest's `serve` fixture: serve path -> handler on 127.0.0.1, get the root URL.
+Serve = Callable[[dict[str, Handler]], Awaitable[str]]
 
 
 async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:

@@ -9,7 +9,7 @@ import contextlib
 import json
 
 import pytest
-from timing_support import DENSE_LINKS, dense_site, serve, until
+from timing_support import DENSE_LINKS, Serve, dense_site, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -22,28 +22,28 @@ from crawlscope.engine.remote.protocol import snapshot_from_plain, snapshot_to_p
 from crawlscope.engine.snapshot import MAX_WARNINGS, Phase
 
 
-async def test_a_viewer_sees_the_timing_and_the_warnings_of_the_crawl() -> None:
-    async with serve(dense_site()) as base:
-        config = CrawlConfig(roots=(base + "/",), max_tasks=3, max_links=DENSE_LINKS, max_pages=8)
-        crawler = Crawler(config)
-        async with Monitor(crawler, crawler, listen("127.0.0.1", 0), fps=30) as monitor:
-            remote = RemoteCrawl(monitor.view_url)
-            watching = asyncio.create_task(remote.run())
-            try:
-                await crawler.crawl()
-                final = crawler.snapshot()
-                await until(
-                    lambda: (
-                        remote.ready.is_set()
-                        and remote.snapshot().warning_count == final.warning_count
-                        and remote.snapshot().phase is Phase.FINISHED
-                    ),
-                    "the last frame",
-                )
-            finally:
-                watching.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watching
+async def test_a_viewer_sees_the_timing_and_the_warnings_of_the_crawl(serve: Serve) -> None:
+    base = (await serve(dense_site())).rstrip("/")
+    config = CrawlConfig(roots=(base + "/",), max_tasks=3, max_links=DENSE_LINKS, max_pages=8)
+    crawler = Crawler(config)
+    async with Monitor(crawler, crawler, listen("127.0.0.1", 0), fps=30) as monitor:
+        remote = RemoteCrawl(monitor.view_url)
+        watching = asyncio.create_task(remote.run())
+        try:
+            await crawler.crawl()
+            final = crawler.snapshot()
+            await until(
+                lambda: (
+                    remote.ready.is_set()
+                    and remote.snapshot().warning_count == final.warning_count
+                    and remote.snapshot().phase is Phase.FINISHED
+                ),
+                "the last frame",
+            )
+        finally:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
     seen = remote.snapshot()
     assert any(lint.kind is LintKind.LOOP_BLOCKED for lint in seen.warnings)
     assert seen.warnings == final.warnings

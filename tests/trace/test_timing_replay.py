@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from timing_support import DENSE_LINKS, dense_site, page, serve
+from timing_support import DENSE_LINKS, Serve, dense_site, page
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -17,31 +17,33 @@ from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
 
-async def record_dense_crawl(path: Path) -> Crawler:
-    async with serve(dense_site()) as base:
-        config = CrawlConfig(roots=(base + "/",), max_tasks=3, max_links=DENSE_LINKS, max_pages=8)
-        crawler = Crawler(config)
-        recorder = Recorder(crawler, path)
-        await crawler.crawl()
-        recorder.close()
+async def record_dense_crawl(serve: Serve, path: Path) -> Crawler:
+    base = (await serve(dense_site())).rstrip("/")
+    config = CrawlConfig(roots=(base + "/",), max_tasks=3, max_links=DENSE_LINKS, max_pages=8)
+    crawler = Crawler(config)
+    recorder = Recorder(crawler, path)
+    await crawler.crawl()
+    recorder.close()
     return crawler
 
 
-async def record_small_crawl(path: Path) -> None:
-    async with serve({"/": page(b"a page")}) as base:
-        crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=1))
-        recorder = Recorder(crawler, path)
-        await crawler.crawl()
-        recorder.close()
+async def record_small_crawl(serve: Serve, path: Path) -> None:
+    base = (await serve({"/": page(b"a page")})).rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=1))
+    recorder = Recorder(crawler, path)
+    await crawler.crawl()
+    recorder.close()
 
 
 def events_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()[1:]]
 
 
-async def test_a_replay_shows_the_same_warnings_at_the_same_moments(tmp_path: Path) -> None:
+async def test_a_replay_shows_the_same_warnings_at_the_same_moments(
+    serve: Serve, tmp_path: Path
+) -> None:
     path = tmp_path / "crawl.jsonl"
-    crawler = await record_dense_crawl(path)
+    crawler = await record_dense_crawl(serve, path)
     live = crawler.snapshot()
     assert any(lint.kind is LintKind.LOOP_BLOCKED for lint in live.warnings)
     replay = ReplayedCrawl.load(path)
@@ -62,9 +64,11 @@ async def test_a_replay_shows_the_same_warnings_at_the_same_moments(tmp_path: Pa
         assert after.warnings[-1].text == event["lint"]["text"]
 
 
-async def test_a_replay_shows_each_workers_timing_as_of_that_moment(tmp_path: Path) -> None:
+async def test_a_replay_shows_each_workers_timing_as_of_that_moment(
+    serve: Serve, tmp_path: Path
+) -> None:
     path = tmp_path / "crawl.jsonl"
-    crawler = await record_dense_crawl(path)
+    crawler = await record_dense_crawl(serve, path)
     replay = ReplayedCrawl.load(path)
     events = events_of(path)
     states = [(i, e) for i, e in enumerate(events) if e["kind"] == "state"]
@@ -104,10 +108,10 @@ async def test_a_replay_shows_each_workers_timing_as_of_that_moment(tmp_path: Pa
     ],
 )  # fmt: skip
 async def test_a_bad_timing_line_is_refused_by_its_number(
-    tmp_path: Path, line: dict[str, Any], message: str
+    serve: Serve, tmp_path: Path, line: dict[str, Any], message: str
 ) -> None:
     good = tmp_path / "good.jsonl"
-    await record_small_crawl(good)
+    await record_small_crawl(serve, good)
     lines = good.read_text().splitlines()
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([lines[0], json.dumps({"t": 0.0, **line}), *lines[1:]]) + "\n")
@@ -115,9 +119,9 @@ async def test_a_bad_timing_line_is_refused_by_its_number(
         ReplayedCrawl.load(bad)
 
 
-async def test_a_warning_with_escapes_replays_escaped(tmp_path: Path) -> None:
+async def test_a_warning_with_escapes_replays_escaped(serve: Serve, tmp_path: Path) -> None:
     good = tmp_path / "good.jsonl"
-    await record_small_crawl(good)
+    await record_small_crawl(serve, good)
     lines = good.read_text().splitlines()
     lint = {"kind": "stuck", "t": 0.0, "text": "worker 1 \x1b[2J headers", "url": "http://h/\x07"}
     path = tmp_path / "escaped.jsonl"

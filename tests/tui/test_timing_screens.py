@@ -5,7 +5,7 @@ the count on the status line."""
 from __future__ import annotations
 
 from textual.widgets import Static
-from timing_support import DENSE_LINKS, dense_site, serve
+from timing_support import DENSE_LINKS, Serve, dense_site
 from tui_support import crawler_of, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
@@ -27,64 +27,62 @@ def shown(app: CrawlScopeApp, widget_id: str) -> str:
     return str(static.render())
 
 
-async def test_enter_opens_a_worker_in_full_and_w_the_warnings() -> None:
-    async with serve(dense_site()) as base:
-        app = CrawlScopeApp(LiveCrawl(roots=(base + "/",), make_config=dense_config))
-        async with app.run_test(size=(140, 44)) as pilot:
-            crawler = await crawler_of(pilot)
-            await until(pilot, lambda: crawler.phase in OVER, "the crawl to end")
-            blocked = [w for w in crawler.health.warnings if w.kind is LintKind.LOOP_BLOCKED]
-            assert blocked
-            table = app.query_one(WorkersTable)
-            # The status line counts the warnings; the table shows each worker's steps.
-            await until(pilot, lambda: "warning" in screen_text(app), "the count on top")
-            assert f"⚠ {crawler.health.warning_count} warning" in screen_text(app)
-            assert "step p99/max" in screen_text(app)
-            await until(pilot, lambda: "ms/" in screen_text(app), "a step figure")
+async def test_enter_opens_a_worker_in_full_and_w_the_warnings(serve: Serve) -> None:
+    base = (await serve(dense_site())).rstrip("/")
+    app = CrawlScopeApp(LiveCrawl(roots=(base + "/",), make_config=dense_config))
+    async with app.run_test(size=(140, 44)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: crawler.phase in OVER, "the crawl to end")
+        blocked = [w for w in crawler.health.warnings if w.kind is LintKind.LOOP_BLOCKED]
+        assert blocked
+        table = app.query_one(WorkersTable)
+        # The status line counts the warnings; the table shows each worker's steps.
+        await until(pilot, lambda: "warning" in screen_text(app), "the count on top")
+        assert f"⚠ {crawler.health.warning_count} warning" in screen_text(app)
+        assert "step p99/max" in screen_text(app)
+        await until(pilot, lambda: "ms/" in screen_text(app), "a step figure")
 
-            # enter: the worker that held the loop, in full.
-            worker = blocked[0].worker
-            assert worker is not None
-            await until(pilot, lambda: table.row_count == 3, "the rows")
-            table.move_cursor(worker)
-            await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, WorkerDetailScreen), "the detail")
-            text = shown(app, "#detail-text")
-            assert f"worker {worker}" in text
-            assert "await chain" in text and "steps on the loop" in text
-            assert "time in each state" in text and "parsing" in text
-            assert "/big" in text  # among its last fetches
-            assert "≤" in text  # a histogram's rows
-            await pilot.press("escape")
-            await until(pilot, lambda: not isinstance(app.screen, WorkerDetailScreen), "closed")
+        # enter: the worker that held the loop, in full.
+        worker = blocked[0].worker
+        assert worker is not None
+        await until(pilot, lambda: table.row_count == 3, "the rows")
+        table.move_cursor(worker)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, WorkerDetailScreen), "the detail")
+        text = shown(app, "#detail-text")
+        assert f"worker {worker}" in text
+        assert "await chain" in text and "steps on the loop" in text
+        assert "time in each state" in text and "parsing" in text
+        assert "/big" in text  # among its last fetches
+        assert "≤" in text  # a histogram's rows
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, WorkerDetailScreen), "closed")
 
-            # w: the warnings, newest first, naming the worker and the URL.
-            await pilot.press("w")
-            await until(pilot, lambda: isinstance(app.screen, WarningsScreen), "the warnings")
-            text = shown(app, "#warnings-text")
-            assert "loop-blocked" in text
-            assert f"worker {worker} held the loop" in text and base + "/big" in text
-            assert "held the loop longest" in text
-            await pilot.press("escape")
-            await until(pilot, lambda: not isinstance(app.screen, WarningsScreen), "closed")
-            await pilot.press("q")
+        # w: the warnings, newest first, naming the worker and the URL.
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, WarningsScreen), "the warnings")
+        text = shown(app, "#warnings-text")
+        assert "loop-blocked" in text
+        assert f"worker {worker} held the loop" in text and base + "/big" in text
+        assert "held the loop longest" in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, WarningsScreen), "closed")
+        await pilot.press("q")
 
 
-async def test_the_detail_of_a_live_worker_shows_its_whole_await_chain() -> None:
-    async with serve(dense_site()) as base:
-        app = CrawlScopeApp(LiveCrawl(roots=(base + "/",), make_config=dense_config, paused=True))
-        async with app.run_test(size=(140, 44)) as pilot:
-            await crawler_of(pilot)
-            table = app.query_one(WorkersTable)
-            await until(pilot, lambda: table.row_count == 3, "the rows")
-            await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, WorkerDetailScreen), "the detail")
-            # Paused: from the worker's own coroutine down to the Event's future.
-            await until(
-                pilot, lambda: "Event.wait" in shown(app, "#detail-text"), "the paused chain"
-            )
-            text = shown(app, "#detail-text")
-            lines = [line.strip() for line in text.splitlines()]
-            assert any(line.startswith("Crawler._work crawler.py:") for line in lines), text
-            assert any(line.startswith("↳ Crawler._hold_if_paused") for line in lines), text
-            assert any("Future pending" in line for line in lines), text
+async def test_the_detail_of_a_live_worker_shows_its_whole_await_chain(serve: Serve) -> None:
+    base = (await serve(dense_site())).rstrip("/")
+    app = CrawlScopeApp(LiveCrawl(roots=(base + "/",), make_config=dense_config, paused=True))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await crawler_of(pilot)
+        table = app.query_one(WorkersTable)
+        await until(pilot, lambda: table.row_count == 3, "the rows")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, WorkerDetailScreen), "the detail")
+        # Paused: from the worker's own coroutine down to the Event's future.
+        await until(pilot, lambda: "Event.wait" in shown(app, "#detail-text"), "the paused chain")
+        text = shown(app, "#detail-text")
+        lines = [line.strip() for line in text.splitlines()]
+        assert any(line.startswith("Crawler._work crawler.py:") for line in lines), text
+        assert any(line.startswith("↳ Crawler._hold_if_paused") for line in lines), text
+        assert any("Future pending" in line for line in lines), text
