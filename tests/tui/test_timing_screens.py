@@ -4,15 +4,20 @@ the count on the status line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Static
 from timing_support import DENSE_LINKS, Serve, dense_site
-from tui_support import crawler_of, screen_text, until
+from tui_support import crawler_of, frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.lints import LintKind
 from crawlscope.engine.snapshot import OVER
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
-from crawlscope.tui.startup import LiveCrawl
+from crawlscope.tui.startup import LiveCrawl, Recording
 from crawlscope.tui.widgets.warnings_screen import WarningsScreen
 from crawlscope.tui.widgets.worker_detail_screen import WorkerDetailScreen
 from crawlscope.tui.widgets.workers_table import WorkersTable
@@ -86,3 +91,37 @@ async def test_the_detail_of_a_live_worker_shows_its_whole_await_chain(serve: Se
         assert any(line.startswith("Crawler._work crawler.py:") for line in lines), text
         assert any(line.startswith("↳ Crawler._hold_if_paused") for line in lines), text
         assert any("Future pending" in line for line in lines), text
+
+
+async def test_a_replay_shows_the_warnings_of_the_moment_it_shows(
+    serve: Serve, tmp_path: Path
+) -> None:
+    path = tmp_path / "crawl.jsonl"
+    base = (await serve(dense_site())).rstrip("/")
+    crawler = Crawler(dense_config((base + "/",)))
+    recorder = Recorder(crawler, path)
+    await crawler.crawl()
+    recorder.close()
+    told = crawler.health.warning_count
+    assert told
+    replay = ReplayedCrawl.load(path)
+    app = CrawlScopeApp(Recording(replay, path.name, paused=True))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await frames(pilot, 2)
+        assert "warning" not in screen_text(app)  # at the start: none yet
+        await pilot.press("end")
+        await until(pilot, lambda: f"⚠ {told} warning" in screen_text(app), "the count")
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, WarningsScreen), "the warnings")
+        text = shown(app, "#warnings-text")
+        assert "loop-blocked" in text and base + "/big" in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, WarningsScreen), "closed")
+        # Back to the start: the screen shows that moment's warnings, none.
+        await pilot.press("home")
+        await until(pilot, lambda: "⚠" not in screen_text(app), "no count at the start")
+        # enter on a replayed worker: its row's figures, and no chain to walk.
+        await pilot.press("end")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, WorkerDetailScreen), "the detail")
+        assert "a live crawl only" in shown(app, "#detail-text")
