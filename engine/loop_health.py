@@ -9,8 +9,10 @@ longest, and the warnings drawn from the workers' timing (engine/timing.py).
   the last LAG_WINDOW seconds.
 - Lints: LOOP_BLOCKED for each such step; STUCK for a busy worker in one state
   `stuck_factor` times the crawl's mean for that state (and at least `stuck_min`
-  seconds); JOIN_STALLED when the unfinished counter has not moved for `stall_after`
-  seconds while every worker waits on the queue, which join() would wait on for ever.
+  seconds; not a backoff or a host's delay, which are waits on purpose); JOIN_STALLED
+  when the unfinished counter has not moved for `stall_after` seconds while every
+  worker waits on the queue, which join() would wait on for ever (in-memory frontier
+  only: in a cluster, another process may be holding the URLs).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ LAG_WINDOW = 60.0  # seconds of lag samples and holds the figures cover
 LAG_SAMPLES = int(LAG_WINDOW / PROBE_EVERY) + 1
 MAX_HOLDS = 5  # the longest holds a snapshot shows
 CHECK_EVERY = 4  # probes between checks for stuck workers and a stalled join
+# States a worker may be stuck in: not the deliberate waits (a backoff before a retry, a
+# host's delay or limit), whose length the config sets, and which the host lints watch.
+STUCK_STATES = BUSY - {WorkerState.BACKOFF, WorkerState.THROTTLED}
 
 
 class LoopHealth:
@@ -149,7 +154,7 @@ class LoopHealth:
                 count[state] = count.get(state, 0) + n
         now = time.monotonic()
         for w in workers:
-            if w.state not in BUSY or not w.alive or (w.id, w.since) in self._stuck:
+            if w.state not in STUCK_STATES or not w.alive or (w.id, w.since) in self._stuck:
                 continue
             n = count.get(w.state, 0)
             usual = total[w.state] / n if n else 0.0
@@ -166,6 +171,10 @@ class LoopHealth:
 
     def _check_stall(self) -> None:
         c = self.crawler
+        if c.q.accounting() is not None:
+            # A shared frontier: other processes hold URLs that this one's workers wait
+            # for, and may hold them a long while; a still counter proves nothing here.
+            return
         unfinished = c.unfinished
         now = time.monotonic()
         if unfinished != self._unfinished:

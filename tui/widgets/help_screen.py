@@ -59,9 +59,10 @@ fetches.
 `w` lists the **warnings**, counted on the status line: *loop-blocked* (one step
 held the loop over 50 ms: the worker, its URL, and the line where it gave the loop
 back), *stuck* (a worker in one state ten times the crawl's usual time for it, and 5 s
-at least), *join-stalled* (the unfinished counter still for 5 s while every worker
-waits on `q.get()`: join() would wait for ever). With them: the loop's lag over the
-last minute and the steps that held it longest.
+at least; a backoff or a host's delay is a wait on purpose, not counted),
+*join-stalled* (the unfinished counter still for 5 s while every worker waits on
+`q.get()`: join() would wait for ever). With them: the loop's lag over the last
+minute and the steps that held it longest.
 
 The **queue** panel shows `q.qsize()`, and the counter `q.join()` waits on: every
 `put()` adds one, every `task_done()` takes one away. The crawl ends when it reaches
