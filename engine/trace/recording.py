@@ -142,9 +142,11 @@ class Recorder:
         ):
             if listener in listeners:
                 listeners.remove(listener)  # type: ignore[arg-type]
-        event: dict[str, Any] = {"t": self._now(), "kind": "end"}
-        event.update(self._counts())
         try:
+            if self.crawler.t0 is not None:
+                self.on_check(None)  # loop health at the end, however short the crawl
+            event: dict[str, Any] = {"t": self._now(), "kind": "end"}
+            event.update(self._counts())
             self._write(event)
         finally:
             self._file.close()

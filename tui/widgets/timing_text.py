@@ -8,9 +8,14 @@ from ..format import NO_FIGURE
 
 
 def millis(seconds: float) -> str:
-    """0.4ms, 12ms, 180ms, 1.2s, 42s: three significant figures at most."""
+    """3.1µs, 420µs, 1.2ms, 180ms, 1.2s, 42s: three significant figures at most."""
     if seconds <= 0:
         return "0"
+    us = seconds * 1e6
+    if us < 9.95:
+        return f"{us:.1f}µs"
+    if us < 999.5:
+        return f"{us:.0f}µs"
     ms = seconds * 1000
     if ms < 9.95:
         return f"{ms:.1f}ms"

@@ -36,7 +36,7 @@ KIND_STYLE = {
 
 
 def warnings_text(snap: Snapshot) -> Text:
-    out = Text(no_wrap=True, overflow="ellipsis")
+    out = Text()  # wrapped: a warning's URL and line are read whole
     lag = f"loop lag p50 {millis(snap.loop_lag_p50)}  p99 {millis(snap.loop_lag_p99)}"
     out.append(f"{lag} (last minute)\n", "bold")
     if snap.holds:
@@ -49,7 +49,8 @@ def warnings_text(snap: Snapshot) -> Text:
                 out.append(f"  {printable(hold.url, 120)}")
             out.append("\n")
     shown = len(snap.warnings)
-    told = f"{snap.warning_count} warnings" + (
+    noun = "warning" if snap.warning_count == 1 else "warnings"
+    told = f"{snap.warning_count} {noun}" + (
         f" (the latest {shown} shown)" if snap.warning_count > shown else ""
     )
     out.append(f"\n{told}\n", "bold underline")
