@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 from ..config import CrawlConfig
 from ..config_json import config_from_plain
 from ..lints import Lint
-from ..plain import BadMessage, decode
+from ..plain import MOST_FLOAT, BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import ChainEnd
 from ..snapshot import Phase
@@ -109,7 +109,7 @@ def _check_state(event: dict[str, Any]) -> None:
         if not (
             isinstance(timing, list)
             and len(timing) == len(Summary._fields)
-            and all(_is_number(x) and x >= 0 for x in timing)
+            and all(_is_duration(x) for x in timing)
         ):
             raise BadEvent(f"'timing' is not {len(Summary._fields)} durations: {_show(timing)}")
 
@@ -127,7 +127,7 @@ MAX_HOLDS = 20
 
 def _check_health(event: dict[str, Any]) -> None:
     for key in ("lag_p50", "lag_p99"):
-        if not _is_number(event.get(key)) or event[key] < 0:
+        if not _is_duration(event.get(key)):
             raise BadEvent(f"'{key}' is not a duration: {_show(event.get(key))}")
     holds = event.get("holds")
     if not isinstance(holds, list) or len(holds) > MAX_HOLDS:
@@ -177,6 +177,12 @@ def _fits(value: Any, hint: Any) -> bool:
 def _is_number(value: Any) -> TypeGuard[int | float]:
     # bool is an int to Python, not to a recording; and a huge exponent parses as inf.
     return type(value) in (int, float) and math.isfinite(value)
+
+
+def _is_duration(value: Any) -> bool:
+    """Seconds, as the engine's clocks can measure them: not below 0, not past the
+    plain data's bound (a figure drawn from it must stay a few characters)."""
+    return _is_number(value) and 0 <= value <= MOST_FLOAT
 
 
 def _is_count(value: Any) -> bool:

@@ -95,6 +95,8 @@ async def test_a_replay_shows_each_workers_timing_as_of_that_moment(
          "'timing' is not 4 durations"),
         ({"kind": "state", "worker": 0, "state": "waiting", "timing": [0.1, -1, 0, 0]},
          "'timing' is not 4 durations"),
+        ({"kind": "state", "worker": 0, "state": "waiting", "timing": [0.1, 1e308, 0, 0]},
+         "'timing' is not 4 durations"),
         ({"kind": "lint", "lint": {"kind": "melted", "t": 1.0, "text": "x"}},
          "a bad warning: lint.kind is not a known LintKind"),
         ({"kind": "lint", "lint": {"kind": "stuck", "t": 1.0}},

@@ -4,6 +4,7 @@ the count on the status line."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import Static
@@ -12,13 +13,14 @@ from tui_support import crawler_of, frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.lints import LintKind
+from crawlscope.engine.lints import Lint, LintKind
 from crawlscope.engine.snapshot import OVER
+from crawlscope.engine.timing import Hold
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl, Recording
-from crawlscope.tui.widgets.warnings_screen import WarningsScreen
+from crawlscope.tui.widgets.warnings_screen import WarningsScreen, warnings_text
 from crawlscope.tui.widgets.worker_detail_screen import WorkerDetailScreen
 from crawlscope.tui.widgets.workers_table import WorkersTable
 
@@ -125,3 +127,16 @@ async def test_a_replay_shows_the_warnings_of_the_moment_it_shows(
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, WorkerDetailScreen), "the detail")
         assert "a live crawl only" in shown(app, "#detail-text")
+
+
+def test_a_peers_warning_is_drawn_literally() -> None:
+    hostile = "worker 1 [bold red]held[/] \x1b[2J the loop \u202e"
+    lint = Lint(LintKind.STUCK, -3.0, hostile, 1, url="http://h/\x07")
+    hold = Hold(0.2, 1.0, 1, "[blink]parsing", "http://h/[x]", "f.py:1\x1b")
+    snap = Crawler(CrawlConfig(roots=("http://127.0.0.1:9/",))).snapshot()
+    text = warnings_text(replace(snap, warnings=(lint,), warning_count=1, holds=(hold,)))
+    plain = text.plain
+    assert "[bold red]held[/]" in plain and "[blink]parsing" in plain
+    assert "\x1b" not in plain and "\u202e" not in plain and "\\x1b[2J" in plain
+    assert "0:00.0" in plain  # a clock from before the crawl's start is drawn as its start
+    assert not text.spans or all("blink" not in str(span.style) for span in text.spans)

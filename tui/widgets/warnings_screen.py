@@ -57,7 +57,7 @@ def warnings_text(snap: Snapshot) -> Text:
     if not snap.warnings:
         out.append("  none\n", "dim")
     for lint in reversed(snap.warnings):
-        out.append(f"  {clock(lint.t):>7}  ")
+        out.append(f"  {clock(max(lint.t, 0.0)):>7}  ")  # a peer's clock may be off
         out.append(f"{lint.kind.value:<16}", KIND_STYLE.get(lint.kind, "bold"))
         out.append(f" {printable(lint.text, 300)}\n")
     return out
