@@ -208,6 +208,7 @@ ASSEMBLERS = {
         "crawlscope/cli/crawl_plan.py": "the plan from the options, for every command",
         "tui/startup.py": "LiveCrawl's plan of the demo site, for tests and benchmarks",
         "tui/screenshots.py": "the README's pictures, made by a tool of their own",
+        "tui/timing_screenshots.py": "the same tool's timing pictures (a dense page)",
     },
 }
 PACKAGE_ROOT = TUI.parent

@@ -15,8 +15,7 @@ from aiohttp import web
 from textual.pilot import Pilot
 
 from crawlscope.engine.config import CrawlConfig
-from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.plan import CrawlPlan
 from crawlscope.engine.trace.replay import ReplayedCrawl
 
 from .app import CrawlScopeApp
@@ -64,10 +63,8 @@ async def _record_dense_crawl(recording: Path) -> None:
     try:
         root = f"http://127.0.0.1:{runner.addresses[0][1]}/"
         config = CrawlConfig(roots=(root,), max_tasks=4, max_links=DENSE_LINKS, max_pages=60)
-        crawler = Crawler(config)
-        recorder = Recorder(crawler, recording)
-        await crawler.crawl()
-        recorder.close()
+        async with CrawlPlan(config, record=str(recording)).open() as crawl:
+            await crawl.run()
     finally:
         await runner.cleanup()
 
