@@ -30,13 +30,16 @@ from .frontier import Frontier, MemoryFrontier
 from .introspect import suspension_point
 from .ledger import Answer, Ledger, Listeners
 from .links import parse_links
+from .loop_health import LoopHealth
 from .politeness import HostGate, RobotsCache, crawl_delay_note
 from .records import Fault, FetchRecord, describe_exception, media_type
 from .redirects import Chain
 from .sitemaps import SitemapLimits, SitemapReader
 from .snapshot import Accounting, Phase, Snapshot
+from .timing import timed
 from .turns import Turns
 from .urls import origin_of
+from .worker_detail import StateTime, WorkerDetail
 from .workers import Worker, WorkerState, WorkerView
 
 # Pages this big are parsed in a thread; smaller ones are faster parsed in place.
@@ -107,6 +110,8 @@ class Crawler:
         self._parse_pool: ThreadPoolExecutor | None = None  # made on the first big page
         self.turns = Turns()  # a small page is parsed on the loop, in its turn
         self.sitemap_notes: list[str] = []  # one line per sitemap looked at (--sitemaps)
+        # Loop lag, the longest holds and the timing lints (engine/loop_health.py).
+        self.health = LoopHealth(self, self.ledger.report_fault)
 
     # ---- the crawl ------------------------------------------------------------------
 
@@ -115,6 +120,7 @@ class Crawler:
         self.t0 = time.monotonic()
         self.started_at = time.time()
         self._set_phase(Phase.PAUSED if self.paused_all else Phase.RUNNING)
+        self.health.start()
         if self.session is None:
             self.session = self._make_session()
             self._own_session = True
@@ -136,6 +142,7 @@ class Crawler:
             self._stop.set()  # cancelled from outside: the crawl was stopped, not finished
             raise
         finally:
+            self.health.stop()
             self._set_phase(Phase.STOPPING)
             await self._cancel_workers()
             await self.q.close()
@@ -225,8 +232,10 @@ class Crawler:
         self._stale.add(w.id)
 
     def _enter(self, w: Worker, state: WorkerState) -> None:
+        now = time.monotonic()
+        w.timing.moved(w.state, now - w.since, state, w.url, now)
         w.state = state
-        w.since = time.monotonic()
+        w.since = now
         w.awaited = ""
         self._touch(w)
         if self.slowmo:
@@ -478,7 +487,9 @@ class Crawler:
         self._next_worker_id += 1
         if not self.paused_all:
             w.go.set()
-        w.task = asyncio.create_task(self._work(w), name=f"worker-{w.id}")
+        # Timed: each resume of its coroutine is measured (engine/timing.py).
+        w.timing.on_long = lambda ns, gc, frame: self.health.long_step(w, ns, gc, frame)
+        w.task = asyncio.create_task(timed(self._work(w), w.timing), name=f"worker-{w.id}")
         w.task.add_done_callback(lambda task: self._worker_ended(w, task))
         self.workers[w.id] = w
         self._position[w.id] = len(self._views)
@@ -606,11 +617,13 @@ class Crawler:
             v = views[position]
             views[position] = WorkerView(
                 v.id, v.state, v.url, v.since, v.pages, v.paused, v.retiring, v.alive,
-                _where(self.workers[worker_id]),
+                _where(self.workers[worker_id]), v.step_p50, v.step_p99, v.step_max,
+                v.delay_p99,
             )  # fmt: skip
         return self._snapshot(now, tuple(views))
 
     def _snapshot(self, now: float, views: tuple[WorkerView, ...]) -> Snapshot:
+        lag_p50, lag_p99, holds = self.health.figures()
         return Snapshot(
             t=now,
             elapsed=self.elapsed,
@@ -623,6 +636,11 @@ class Crawler:
             paused_all=self.paused_all,
             slowmo=self.slowmo,
             crawl_delay=crawl_delay_note(self),
+            loop_lag_p50=lag_p50,
+            loop_lag_p99=lag_p99,
+            holds=holds,
+            warnings=tuple(self.health.warnings),
+            warning_count=self.health.warning_count,
         )
 
     def _update_views(self) -> None:
@@ -638,12 +656,19 @@ class Crawler:
         # On the crawl's clock, as Snapshot.elapsed is; a worker added before crawl()
         # entered its state at 0.
         since = 0.0 if self.t0 is None else w.since - self.t0
+        t = w.timing.summary()
         return WorkerView(
-            w.id, w.state, w.url, since, w.pages, w.paused, w.retiring, w.alive
+            w.id, w.state, w.url, since, w.pages, w.paused, w.retiring, w.alive, "",
+            t.step_p50, t.step_p99, t.step_max, t.delay_p99,
         )  # fmt: skip
 
     def recent_fetches(self) -> Sequence[FetchRecord]:
         return self.ledger.recent
+
+    def worker_detail(self, worker_id: int) -> WorkerDetail | None:
+        """The detail view's figures for one worker (engine/worker_detail.py)."""
+        w = self.workers.get(worker_id)
+        return None if w is None else _detail(w, time.monotonic())
 
     def chain_preview(self, limit: int, hops: int) -> tuple[list[Chain], int]:
         return self.ledger.chain_preview(limit, hops)
@@ -655,3 +680,28 @@ def _where(w: Worker) -> str:
     if w.lingering:
         return f"{SLOWED} {w.awaited or 'not suspended'}"
     return str(suspension_point(w.task))
+
+
+def _detail(w: Worker, now: float) -> WorkerDetail:
+    """`w` in full as it is at monotonic time `now` (engine/worker_detail.py)."""
+    point = suspension_point(w.task)
+    t = w.timing
+    totals = t.state_totals()
+    current = w.state.value
+    seconds = {state: s for state, (s, _) in totals.items()}
+    seconds[current] = seconds.get(current, 0.0) + max(now - w.since, 0.0)
+    states = tuple(
+        StateTime(state, seconds[state], totals.get(state, (0.0, 0))[1])
+        for state in sorted(seconds, key=lambda s: -seconds[s])
+    )
+    return WorkerDetail(
+        id=w.id,
+        chain=tuple(str(frame) for frame in point.frames),
+        awaits=point.awaits,
+        task_state=point.state,
+        step_counts=tuple(t.step.counts),
+        step_max=t.step.max_ns / 1e9,
+        delay_counts=tuple(t.delay.counts),
+        delay_max=t.delay.max_ns / 1e9,
+        states=states,
+    )

@@ -17,6 +17,7 @@ from .config import CrawlConfig
 from .records import FetchRecord
 from .redirects import Chain
 from .snapshot import Snapshot
+from .worker_detail import WorkerDetail
 
 
 class ObservedCrawl(Protocol):
@@ -42,6 +43,13 @@ class ObservedCrawl(Protocol):
         """The first `limit` redirect chains, each cut to `hops` hops, and how many chains
         there are: what a panel can draw, at a cost that does not grow with the crawl."""
         ...
+
+
+class WorkerDetails(Protocol):
+    """A source that can show one worker in full: its whole await chain and histograms
+    (the live crawler; a recording keeps only each worker's summary)."""
+
+    def worker_detail(self, worker_id: int) -> WorkerDetail | None: ...
 
 
 class CrawlControls(Protocol):

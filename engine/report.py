@@ -149,7 +149,26 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
         print("Sitemaps (--sitemaps):", file=out)
         for line in sitemaps:
             print(f"  {line}", file=out)
+    for line in warning_lines(crawl):
+        print(line, file=out)
     write_totals(crawl, out, stats)
+
+
+def warning_lines(crawl: Crawl) -> list[str]:
+    """The report's "Warnings" section: the lints of engine/loop_health.py (the latest
+    it keeps, oldest first), or nothing when none was raised."""
+    health = getattr(crawl, "health", None)  # the asyncio engine's
+    warnings = list(getattr(health, "warnings", ()))
+    told = int(getattr(health, "warning_count", 0))
+    if not warnings:
+        return []
+    lines = [f"Warnings ({told}):"]
+    if told > len(warnings):
+        lines.append(f"  ... {told - len(warnings)} earlier, then the latest {len(warnings)}:")
+    lines += [
+        f"  {lint.t:8.3f}s {lint.kind.value}: {printable(lint.text, 500)}" for lint in warnings
+    ]
+    return lines
 
 
 def workers_at_end(crawl: Crawl) -> int:

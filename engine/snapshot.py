@@ -13,7 +13,12 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
+from .lints import Lint, LintKind
+from .timing import Hold
 from .workers import WorkerState, WorkerView
+
+# Warnings a snapshot carries, the latest; `warning_count` counts them all.
+MAX_WARNINGS = 50
 
 
 class Phase(StrEnum):
@@ -68,6 +73,14 @@ class Snapshot:
     paused_all: bool = False  # the whole crawl was asked to pause
     slowmo: float = 0.0  # seconds lingered at each state change
     crawl_delay: str = ""  # the robots.txt Crawl-delay slowing the crawl most, in words
+    # Loop health over the last minute (engine/loop_health.py): how late a probe timer
+    # ran, median and 99th percentile, in seconds; the steps that held the loop longest.
+    loop_lag_p50: float = 0.0
+    loop_lag_p99: float = 0.0
+    holds: tuple[Hold, ...] = ()
+    # The latest warnings (lints), oldest first, at most MAX_WARNINGS; and how many so far.
+    warnings: tuple[Lint, ...] = ()
+    warning_count: int = 0
 
     def to_plain(self) -> dict[str, Any]:
         """Dicts, lists, strings and numbers only: what json.dumps takes as it is."""
@@ -92,4 +105,9 @@ class Snapshot:
             paused_all=bool(data["paused_all"]),
             slowmo=float(data["slowmo"]),
             crawl_delay=str(data["crawl_delay"]),
+            loop_lag_p50=float(data["loop_lag_p50"]),
+            loop_lag_p99=float(data["loop_lag_p99"]),
+            holds=tuple(Hold(**hold) for hold in data["holds"]),
+            warnings=tuple(Lint(**{**w, "kind": LintKind(w["kind"])}) for w in data["warnings"]),
+            warning_count=int(data["warning_count"]),
         )

@@ -7,6 +7,8 @@ import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .timing import WorkerTiming
+
 
 class WorkerState(StrEnum):
     WAITING = "waiting"  # suspended in `await q.get()`: the queue is empty
@@ -50,6 +52,7 @@ class Worker:
     # one loop pass, and a worker whose liveness changed unannounced would leave a stale
     # view in the crawler's snapshot (Crawler._touch).
     ended: bool = False
+    timing: WorkerTiming = field(default_factory=WorkerTiming)  # engine/timing.py
 
     @property
     def alive(self) -> bool:
@@ -78,6 +81,13 @@ class WorkerView:
     # Where its coroutine is suspended ("Queue.get queues.py:158"), read from the task
     # when the snapshot was taken; "" when the observer did not ask for this worker.
     suspended_at: str = ""
+    # Its steps on the loop (engine/timing.py), in seconds, as of its last state change:
+    # the median and 99th percentile (bucket upper edges), the longest, and the 99th
+    # percentile of its scheduling delay.
+    step_p50: float = 0.0
+    step_p99: float = 0.0
+    step_max: float = 0.0
+    delay_p99: float = 0.0
 
     def time_in_state(self, clock: float) -> float:
         """Seconds in `state` at `clock` (the snapshot's `elapsed`)."""

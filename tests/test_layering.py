@@ -68,12 +68,14 @@ def test_the_command_line_imports_the_screen_only_to_draw() -> None:
 # would work for the live crawl and break for every other.
 CONTRACT = {
     "crawlscope.engine.config",  # the config a crawl reports (ObservedCrawl.config)
+    "crawlscope.engine.lints",  # a snapshot's warnings
     "crawlscope.engine.observe",
     "crawlscope.engine.records",
     "crawlscope.engine.redirects",
     "crawlscope.engine.snapshot",
     "crawlscope.engine.text",
     "crawlscope.engine.urls",
+    "crawlscope.engine.worker_detail",  # one worker in full (WorkerDetails)
     "crawlscope.engine.workers",
 }
 TUI = Path(crawlscope.tui.__file__).parent
@@ -206,6 +208,7 @@ ASSEMBLERS = {
         "crawlscope/cli/crawl_plan.py": "the plan from the options, for every command",
         "tui/startup.py": "LiveCrawl's plan of the demo site, for tests and benchmarks",
         "tui/screenshots.py": "the README's pictures, made by a tool of their own",
+        "tui/timing_screenshots.py": "the same tool's timing pictures (a dense page)",
     },
 }
 PACKAGE_ROOT = TUI.parent

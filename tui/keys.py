@@ -70,9 +70,15 @@ TRANSPORT = (
 
 # q runs the app's quit, which stops a live crawl gracefully before it exits.
 COMMON = (
+    # enter is the row's own action, as in any table: in the help and the palette, not
+    # the footer, whose every key must fit at 80 columns.
+    Key("enter", "worker_detail", "Detail", "Show the selected worker in full",
+        "enter: its await chain, step times, states and fetches", show=False),
+    Key("w", "warnings", "Warn", "Show the warnings and loop health",
+        "w: loop-blocked, stuck, join-stalled"),
     Key("question_mark", "help", "Help", "Show what the states mean", "?", display="?"),
     Key("q", "app.quit", "Quit", "Quit", "q: stops the crawl gracefully, then the report"),
-)
+)  # fmt: skip
 
 
 def bindings(*tables: tuple[Key, ...]) -> list[BindingType]:

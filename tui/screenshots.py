@@ -32,6 +32,7 @@ from .lecture.stage_screen import StageScreen
 from .remote_screenshot import browser_scene
 from .screenshot_run import Steer, shoot_app, take_screenshot
 from .startup import LiveCrawl, Recording
+from .timing_screenshots import TIMING_SCENES
 from .waiting import wait_until
 
 # ---- the README's scenes --------------------------------------------------------------
@@ -180,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not only or name in only:
             path = take_screenshot(make(), out / name, after, size, steer)
             print(f"wrote {path}")
-    for name, shoot in LECTURE_SCENES.items():
+    for name, shoot in {**LECTURE_SCENES, **TIMING_SCENES}.items():
         if not only or name in only:
             print(f"wrote {shoot(out / name)}")
     if not only or "browser.png" in only:

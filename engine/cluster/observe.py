@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -30,6 +31,7 @@ from redis.exceptions import RedisError
 from ..config import CrawlConfig
 from ..config_json import config_from_plain, config_to_plain
 from ..crawler import Crawler
+from ..loop_health import MAX_HOLDS
 from ..plain import MOST_INT, BadMessage
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
@@ -43,7 +45,7 @@ from ..remote.protocol import (
     snapshot_to_plain,
     text_from_plain,
 )
-from ..snapshot import Accounting, Phase, Snapshot
+from ..snapshot import MAX_WARNINGS, Accounting, Phase, Snapshot
 from ..text import printable
 from .redis_frontier import ClusterFigures, key_prefix
 
@@ -287,6 +289,7 @@ class ClusterCrawl:
             paused_all=bool(snaps) and all(snap.paused_all for _, snap in snaps),
             slowmo=max((snap.slowmo for _, snap in snaps), default=0.0),
             crawl_delay=next((snap.crawl_delay for _, snap in snaps if snap.crawl_delay), ""),
+            **_merged_timing(snaps, elapsed),
         )
 
     def _in_order(self) -> list[tuple[str, Published]]:
@@ -482,3 +485,37 @@ class ClusterControls:
 
     def stop(self) -> None:
         self._to_all(op="stop")
+
+
+def _merged_timing(snaps: list[tuple[int, Snapshot]], elapsed: float) -> dict[str, Any]:
+    """Loop health and warnings of every process as one view: each loop's lag is its
+    own, so the worst is shown; holds and warnings are renumbered as the workers are, and
+    moved onto the view's clock."""
+    holds = sorted(
+        (
+            replace(hold, worker=number * ID_STRIDE + hold.worker, t=hold.t + elapsed - s.elapsed)
+            for number, s in snaps
+            for hold in s.holds
+        ),
+        key=lambda hold: hold.seconds,
+        reverse=True,
+    )
+    warnings = sorted(
+        (
+            replace(
+                lint,
+                worker=None if lint.worker is None else number * ID_STRIDE + lint.worker,
+                t=lint.t + elapsed - s.elapsed,
+            )
+            for number, s in snaps
+            for lint in s.warnings
+        ),
+        key=lambda lint: lint.t,
+    )
+    return {
+        "loop_lag_p50": max((s.loop_lag_p50 for _, s in snaps), default=0.0),
+        "loop_lag_p99": max((s.loop_lag_p99 for _, s in snaps), default=0.0),
+        "holds": tuple(holds[:MAX_HOLDS]),
+        "warnings": tuple(warnings[-MAX_WARNINGS:]),
+        "warning_count": sum(s.warning_count for _, s in snaps),
+    }

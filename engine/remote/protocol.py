@@ -28,10 +28,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..lints import Lint
+from ..loop_health import MAX_HOLDS
 from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd
-from ..snapshot import Accounting, Snapshot
+from ..snapshot import MAX_WARNINGS, Accounting, Snapshot
+from ..timing import Hold
 from ..workers import WorkerView
 
 VERSION = 1
@@ -45,6 +48,8 @@ MAX_VIEW = 1000  # worker ids a viewer may say it shows
 _SNAPSHOT_FIELDS = tuple(f.name for f in dataclasses.fields(Snapshot))
 _ACCOUNTING_FIELDS = tuple(f.name for f in dataclasses.fields(Accounting))
 _VIEW_FIELDS = tuple(f.name for f in dataclasses.fields(WorkerView))
+_HOLD_FIELDS = tuple(f.name for f in dataclasses.fields(Hold))
+_LINT_FIELDS = tuple(f.name for f in dataclasses.fields(Lint))
 _RECORD_ORDER = tuple(f.name for f in dataclasses.fields(FetchRecord))
 
 
@@ -59,6 +64,8 @@ def snapshot_to_plain(snap: Snapshot, rows: bool = True) -> dict[str, Any]:
         del plain["workers"]
     a = snap.accounting
     plain["accounting"] = {name: getattr(a, name) for name in _ACCOUNTING_FIELDS}
+    plain["holds"] = [{n: getattr(h, n) for n in _HOLD_FIELDS} for h in snap.holds]
+    plain["warnings"] = [{n: getattr(w, n) for n in _LINT_FIELDS} for w in snap.warnings]
     return plain
 
 
@@ -92,7 +99,13 @@ def snapshot_from_plain(plain: object, where: str = "snapshot") -> Snapshot:
     none, for the caller to put the rows it has back."""
     if isinstance(plain, dict) and "workers" not in plain:
         plain = {**plain, "workers": []}
-    return decode(Snapshot, plain, where)
+    snap: Snapshot = decode(Snapshot, plain, where)
+    # A peer's lists are held to what this side's engine would send.
+    if len(snap.warnings) > MAX_WARNINGS or len(snap.holds) > MAX_HOLDS:
+        snap = dataclasses.replace(
+            snap, warnings=snap.warnings[-MAX_WARNINGS:], holds=snap.holds[:MAX_HOLDS]
+        )
+    return snap
 
 
 def text_from_plain(plain: object, where: str) -> str:

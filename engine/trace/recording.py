@@ -6,6 +6,7 @@ server at all (engine/replay.py). Times are seconds since the crawl started.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any, Protocol
 
 from ..config_json import config_to_plain
 from ..crawler import Crawler
+from ..lints import Lint
 from ..records import FetchRecord, LineFile
 from ..workers import Worker
 
@@ -51,6 +53,8 @@ class Recorder:
                      "config": config_to_plain(crawler.config)})  # fmt: skip
         crawler.state_listeners.append(self.on_state)
         crawler.ledger.record_listeners.append(self.on_record)
+        crawler.health.lint_listeners.append(self.on_lint)
+        crawler.health.check_listeners.append(self.on_check)
 
     def _origin(self) -> float:
         if self._t0 is None:
@@ -96,7 +100,7 @@ class Recorder:
             # (Before the crawl's clock starts, the recording's own starts here: not below 0.)
             event = {"t": max(0.0, w.since - self._origin()), "kind": "state", "worker": w.id,
                      "state": w.state.value, "url": w.url, "pages": w.pages, "paused": w.paused,
-                     "retiring": w.retiring}  # fmt: skip
+                     "retiring": w.retiring, "timing": list(w.timing.summary())}  # fmt: skip
         event.update(self._counts())
         self._write(event)
 
@@ -113,6 +117,16 @@ class Recorder:
         event.update(self._counts())
         self._write(event)
 
+    def on_lint(self, lint: Lint) -> None:
+        """A warning, at the moment it was raised: a replay shows it from then on."""
+        self._write({"t": self._now(), "kind": "lint", "lint": dataclasses.asdict(lint)})
+
+    def on_check(self, _: None) -> None:
+        """Loop health, once a second: a replay shows the figures of the moment it shows."""
+        p50, p99, holds = self.crawler.health.figures()
+        self._write({"t": self._now(), "kind": "health", "lag_p50": p50, "lag_p99": p99,
+                     "holds": [dataclasses.asdict(hold) for hold in holds]})  # fmt: skip
+
     def close(self) -> None:
         """Write the end line and close; raises OutputError if a failure is still untold."""
         if self._file.closed:
@@ -122,9 +136,17 @@ class Recorder:
             self.crawler.state_listeners.remove(self.on_state)
         if self.on_record in self.crawler.ledger.record_listeners:
             self.crawler.ledger.record_listeners.remove(self.on_record)
-        event: dict[str, Any] = {"t": self._now(), "kind": "end"}
-        event.update(self._counts())
+        for listeners, listener in (
+            (self.crawler.health.lint_listeners, self.on_lint),
+            (self.crawler.health.check_listeners, self.on_check),
+        ):
+            if listener in listeners:
+                listeners.remove(listener)  # type: ignore[arg-type]
         try:
+            if self.crawler.t0 is not None:
+                self.on_check(None)  # loop health at the end, however short the crawl
+            event: dict[str, Any] = {"t": self._now(), "kind": "end"}
+            event.update(self._counts())
             self._write(event)
         finally:
             self._file.close()

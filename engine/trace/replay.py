@@ -17,13 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from ..config_json import config_from_plain
+from ..lints import Lint
+from ..plain import decode
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd, RedirectLog
-from ..snapshot import Accounting, Phase, Snapshot
+from ..snapshot import MAX_WARNINGS, Accounting, Phase, Snapshot
+from ..timing import Hold, Summary
 from ..workers import WorkerState, WorkerView
 from .validation import BadEvent, check_event, check_start, parse_line
 
 CHECKPOINT_EVERY = 2000  # events between saved states
+_NO_TIMING = Summary()
 
 
 class ReplayError(ValueError):
@@ -39,6 +43,7 @@ class ReplayWorker:
     pages: int = 0
     paused: bool = False
     retiring: bool = False
+    timing: Summary = _NO_TIMING  # as of its last state change
 
     @property
     def alive(self) -> bool:
@@ -58,11 +63,16 @@ class _State:
     ends: dict[str, ChainEnd] = field(default_factory=dict)  # redirect targets never fetched
     recent: deque[FetchRecord] = field(default_factory=lambda: deque(maxlen=256))
     ended_at: float | None = None  # when the phase became finished or stopped
+    warnings: deque[Lint] = field(default_factory=lambda: deque(maxlen=MAX_WARNINGS))
+    warning_count: int = 0
+    lag: tuple[float, float] = (0.0, 0.0)  # loop lag p50, p99 at the last health event
+    holds: tuple[Hold, ...] = ()
 
     def copy(self) -> _State:
         return _State(
             self.index,
-            {k: ReplayWorker(w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring)
+            {k: ReplayWorker(w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring,
+                             w.timing)
              for k, w in self.workers.items()},
             dict(self.counts),
             dict(self.done),
@@ -71,6 +81,10 @@ class _State:
             dict(self.ends),
             deque(self.recent, maxlen=self.recent.maxlen),
             self.ended_at,
+            deque(self.warnings, maxlen=self.warnings.maxlen),
+            self.warning_count,
+            self.lag,
+            self.holds,
         )  # fmt: skip
 
 
@@ -182,6 +196,8 @@ class ReplayedCrawl:
             w.pages = int(event.get("pages", w.pages))
             w.paused = bool(event.get("paused", False))
             w.retiring = bool(event.get("retiring", False))
+            if "timing" in event:
+                w.timing = Summary(*(float(x) for x in event["timing"]))
         elif kind == "fetch":
             record = FetchRecord(**event["record"])
             (s.failed if record.failed else s.done)[record.url] = record
@@ -190,6 +206,12 @@ class ReplayedCrawl:
                 s.hops.append((record.url, record.next_url, bool(event.get("budget_left", True))))
                 if "target" in event:
                     s.ends[record.next_url] = ChainEnd(event["target"])
+        elif kind == "lint":
+            s.warnings.append(decode(Lint, event["lint"], "lint"))
+            s.warning_count += 1
+        elif kind == "health":
+            s.lag = (float(event["lag_p50"]), float(event["lag_p99"]))
+            s.holds = decode(tuple[Hold, ...], event["holds"], "holds")
         s.counts = {k: event[k] for k in _COUNTS if k in event} or s.counts
         if s.ended_at is None and s.counts.get("phase") in _ENDED:
             s.ended_at = float(event["t"])
@@ -239,7 +261,8 @@ class ReplayedCrawl:
         until = self.elapsed
         views = tuple(
             WorkerView(
-                w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring, w.alive,
+                w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring, w.alive, "",
+                *w.timing,
             )
             for w in self._state.workers.values()
             if rows
@@ -254,6 +277,11 @@ class ReplayedCrawl:
             unfinished=self.unfinished,
             redirect_version=len(self._state.hops),
             paused_all=self.phase is Phase.PAUSED,
+            loop_lag_p50=self._state.lag[0],
+            loop_lag_p99=self._state.lag[1],
+            holds=self._state.holds,
+            warnings=tuple(self._state.warnings),
+            warning_count=self._state.warning_count,
         )
 
     def chains(self) -> list[Chain]:

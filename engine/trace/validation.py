@@ -18,11 +18,13 @@ from typing import Any, TypeGuard
 
 from ..config import CrawlConfig
 from ..config_json import config_from_plain
-from ..plain import BadMessage
+from ..lints import Lint
+from ..plain import MOST_FLOAT, BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import ChainEnd
 from ..snapshot import Phase
 from ..text import printable
+from ..timing import Hold, Summary
 from ..workers import WorkerState
 
 COUNT_KEYS = ("unfinished", "seen", "done", "failed", "filtered", "queued", "held", "unfetched")
@@ -102,6 +104,38 @@ def _check_state(event: dict[str, Any]) -> None:
         raise BadEvent(f"'pages' is not a count: {_show(event['pages'])}")
     _check_optional(event, "paused", (bool,))
     _check_optional(event, "retiring", (bool,))
+    if "timing" in event:
+        timing = event["timing"]
+        if not (
+            isinstance(timing, list)
+            and len(timing) == len(Summary._fields)
+            and all(_is_duration(x) for x in timing)
+        ):
+            raise BadEvent(f"'timing' is not {len(Summary._fields)} durations: {_show(timing)}")
+
+
+def _check_lint(event: dict[str, Any]) -> None:
+    try:
+        decode(Lint, event.get("lint"), "lint")
+    except BadMessage as exc:
+        raise BadEvent(f"a bad warning: {exc}") from None
+
+
+# Holds a health event may carry: a recorder writes engine/loop_health.MAX_HOLDS.
+MAX_HOLDS = 20
+
+
+def _check_health(event: dict[str, Any]) -> None:
+    for key in ("lag_p50", "lag_p99"):
+        if not _is_duration(event.get(key)):
+            raise BadEvent(f"'{key}' is not a duration: {_show(event.get(key))}")
+    holds = event.get("holds")
+    if not isinstance(holds, list) or len(holds) > MAX_HOLDS:
+        raise BadEvent(f"'holds' is not a list of at most {MAX_HOLDS}")
+    try:
+        decode(tuple[Hold, ...], holds, "holds")
+    except BadMessage as exc:
+        raise BadEvent(f"a bad hold: {exc}") from None
 
 
 def _check_fetch(event: dict[str, Any]) -> None:
@@ -145,6 +179,12 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
     return type(value) in (int, float) and math.isfinite(value)
 
 
+def _is_duration(value: Any) -> bool:
+    """Seconds, as the engine's clocks can measure them: not below 0, not past the
+    plain data's bound (a figure drawn from it must stay a few characters)."""
+    return _is_number(value) and 0 <= value <= MOST_FLOAT
+
+
 def _is_count(value: Any) -> bool:
     return type(value) is int and value >= 0
 
@@ -164,6 +204,8 @@ _RECORD_REQUIRED = tuple(
 _CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "state": _check_state,
     "fetch": _check_fetch,
+    "lint": _check_lint,
+    "health": _check_health,
     "phase": lambda _event: None,
     "end": lambda _event: None,
 }

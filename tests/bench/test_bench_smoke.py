@@ -21,6 +21,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "ui_overhead": ("summary", "terminal"),
     "screen_scale": ("kb_per_worker_screen", "frame_ms_mean", "frames_skipped"),
     "memory": ("idle", "big_crawl"),
+    "timing_cost": ("rows", "pages_per_s_ratio", "cpu_per_page_ratio", "fastest_ratio"),
 }
 
 

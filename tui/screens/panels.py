@@ -49,6 +49,8 @@ from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView, state_counts
+from ..widgets.warnings_screen import WarningsScreen
+from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
 
 # A crawl waits at most this long for the screen to take its running shape (settle).
@@ -446,6 +448,8 @@ class PanelsScreen(TimedScreen):
                 note=self.note,
                 delay=snap.crawl_delay,
                 pages=a.done + a.failed,
+                # Wall-clock figures too (a step's length): a reproducible screen omits it.
+                warnings=0 if self.reproducible else snap.warning_count,
             )
         )
 
@@ -517,3 +521,12 @@ class PanelsScreen(TimedScreen):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    def action_worker_detail(self) -> None:
+        view = self.selected()
+        if view is not None and self.source is not None:
+            self.app.push_screen(WorkerDetailScreen(self.source, view.id, self._table.origin))
+
+    def action_warnings(self) -> None:
+        if self.source is not None:
+            self.app.push_screen(WarningsScreen(self.source))

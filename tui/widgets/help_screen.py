@@ -47,6 +47,23 @@ in that state, or *not suspended* when that state's work never had to wait.
 - **stopped**: it left its loop: removed (in italics while it finishes the fetch in
   hand), or the crawl ended.
 
+*step p99/max* is how long each resume of the worker's coroutine ran on the loop
+(a *step*: from the loop calling into it to its next `await` that suspends), the
+99th percentile and the longest, kept in fixed log2 buckets. While one step runs,
+nothing else does. `enter` shows the selected worker in full: its whole await chain,
+from its coroutine down to the Future it waits on, its step and *scheduling delay*
+histograms (delay: from the loop's poll for I/O to the step's start, how long the
+callbacks queued ahead of it held it back), its time in each state and its last
+fetches.
+
+`w` lists the **warnings**, counted on the status line: *loop-blocked* (one step
+held the loop over 50 ms: the worker, its URL, and the line where it gave the loop
+back), *stuck* (a worker in one state ten times the crawl's usual time for it, and 5 s
+at least; a backoff or a host's delay is a wait on purpose, not counted),
+*join-stalled* (the unfinished counter still for 5 s while every worker waits on
+`q.get()`: join() would wait for ever). With them: the loop's lag over the last
+minute and the steps that held it longest.
+
 The **queue** panel shows `q.qsize()`, and the counter `q.join()` waits on: every
 `put()` adds one, every `task_done()` takes one away. The crawl ends when it reaches
 0. *seen = done + failed + filtered + queued + held + unfetched* always holds.
@@ -65,6 +82,8 @@ itself, and *✂ max_redirect* one whose redirect budget ran out.
 | `a`, `+` | add a worker |
 | `-` | remove a worker (an idle one at once, else after its fetch) |
 | `s` / `S` | slow motion: linger 0, 0.25, 0.5 or 1 s at each state change |
+| `enter` | the selected worker in full: await chain, step times, states, fetches |
+| `w` | the warnings, and the loop's lag |
 | `ctrl+p` | command palette with the same actions |
 | `q` | stop the crawl, quit, and print the report |
 

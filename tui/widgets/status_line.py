@@ -39,6 +39,7 @@ class StatusView:
     note: str = ""  # "quitting…", an error
     delay: str = ""  # the Crawl-delay that slows the crawl, if a host asked for one
     pages: int | None = None  # fetches finished, done or failed; None: not shown
+    warnings: int = 0  # lints raised so far (`w` lists them)
 
 
 StateCounts = tuple[tuple[WorkerState, int], ...]
@@ -120,6 +121,9 @@ class StatusLine(OneLine):
             add((f"   slow motion {view.slowmo:g}s per step", "bold magenta"))
         if view.note:
             add((f"   {view.note}", "bold red"))
+        if view.warnings:
+            noun = "warning" if view.warnings == 1 else "warnings"
+            add((f"   ⚠ {count(view.warnings)} {noun} (w)", "bold yellow"))
         noun = "worker" if view.live_workers == 1 else "workers"
         add((f"   {view.live_workers} {noun}", "bold"))
         if self._states is None:

@@ -27,9 +27,13 @@ from crawlscope.engine.workers import BUSY, WorkerState, WorkerView
 from ..format import NO_FIGURE, duration, short_url, state_style
 from .cursor_lines import CursorLines
 from .text_lines import base_style
+from .timing_text import step_times
 
 # (label, width, right-aligned); "where" and "url" share the width left over.
-_FIXED = (("#", 3, True), ("state", 10, False), ("for", 6, True), ("pages", 5, True))
+_FIXED = (
+    ("#", 3, True), ("state", 10, False), ("for", 6, True), ("pages", 5, True),
+    ("step p99/max", 12, True),
+)  # fmt: skip
 _FLEXIBLE = ("suspended at", "url")
 _PAD = 1  # blank cells either side of every column
 _MIN_WHERE, _MAX_WHERE, _URL_FIRST = 16, 36, 18
@@ -37,8 +41,8 @@ _MIN_WHERE, _MAX_WHERE, _URL_FIRST = 16, 36, 18
 _LINE_NUMBER = re.compile(r"(\.py):\d+$")
 
 # One row as plain values, cheap to compare: id, state, state style, in state, pages,
-# where, url. A row's Strip is only rebuilt when these change.
-Values = tuple[str, str, str, str, str, str, str]
+# step times, where, url. A row's Strip is only rebuilt when these change.
+Values = tuple[str, str, str, str, str, str, str, str]
 
 
 @lru_cache(maxsize=64)
@@ -228,6 +232,7 @@ class WorkersTable(CursorLines):
             style,
             NO_FIGURE if self.frozen else duration(view.time_in_state(self._clock)),
             str(view.pages),
+            NO_FIGURE if self.frozen else step_times(view),
             self._where(view),
             short_url(view.url, self.origin) if view.url else "",
         )
@@ -286,12 +291,13 @@ class WorkersTable(CursorLines):
         return Strip([Segment(text, style)]).adjust_cell_length(self.size.width, style)
 
     def _strip(self, values: Values, base: Style) -> Strip:
-        worker_id, state, style, in_state, pages, where, url = values
-        w_id, w_state, w_in, w_pages, w_where, w_url = self._widths()
+        worker_id, state, style, in_state, pages, steps, where, url = values
+        w_id, w_state, w_in, w_pages, w_steps, w_where, w_url = self._widths()
         segments = [
             Segment(f" {_cell(worker_id, w_id, True)}  ", base),
             Segment(_cell(state, w_state), base + _style(style)),
             Segment(f"  {_cell(in_state, w_in, True)}  {_cell(pages, w_pages, True)}  ", base),
+            Segment(f"{_cell(steps, w_steps, True)}  ", base),
             Segment(_cell(where, w_where), base + _style("dim")),
             Segment("  ", base),
             # Crawled text, escaped and shown literally, never as markup.
@@ -335,7 +341,7 @@ class WorkersTable(CursorLines):
     def _fit(self, force: bool = False) -> None:
         """Share the width left by the fixed columns between "where" and "url"."""
         pad = 2 * _PAD
-        fixed = sum(w + pad for w in self._widths()[:4]) + 2 * pad
+        fixed = sum(w + pad for w in self._widths()[: len(_FIXED)]) + 2 * pad
         # Room for the scrollbar is kept even while there is none, so that its coming
         # never pushes the table wider than the widget.
         spare = self.size.width - self.styles.scrollbar_size_vertical - fixed

@@ -1,0 +1,149 @@
+"""The timing lints (engine/loop_health.py) raised by real crawls of real servers:
+LOOP_BLOCKED, STUCK and JOIN_STALLED, and loop health in the snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import sys
+import time
+
+from aiohttp import web
+from timing_support import DENSE_LINKS, Serve, dense_site, page, until
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.lints import Lint, LintKind
+from crawlscope.engine.report import write_report
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.snapshot import Phase, Snapshot
+from crawlscope.engine.workers import WorkerState
+
+
+def of_kind(snap: Snapshot, kind: LintKind) -> list[Lint]:
+    return [lint for lint in snap.warnings if lint.kind is kind]
+
+
+async def test_a_link_dense_page_raises_loop_blocked_naming_worker_and_url(
+    serve: Serve,
+) -> None:
+    base = (await serve(dense_site())).rstrip("/")
+    config = CrawlConfig(roots=(base + "/",), max_tasks=3, max_links=DENSE_LINKS, max_pages=8)
+    crawler = Crawler(config)
+    await crawler.crawl()
+    snap = crawler.snapshot()
+    big = base + "/big"
+    blocked = [lint for lint in of_kind(snap, LintKind.LOOP_BLOCKED) if lint.url == big]
+    assert blocked, snap.warnings
+    lint = blocked[0]
+    assert lint.worker == crawler.ledger.done[big].worker
+    assert f"worker {lint.worker} held the loop" in lint.text and big in lint.text
+    assert lint.host == base
+    assert lint.line  # where it gave the loop back: "function file.py:line"
+    assert ".py:" in lint.line
+    # The same step is among the longest holds, put down to the page's parse.
+    hold = next(h for h in snap.holds if h.url == big)
+    assert hold.worker == lint.worker and hold.state == WorkerState.PARSING.value
+    assert hold.seconds >= 0.05
+    assert snap.warning_count == len(snap.warnings)
+
+
+async def test_a_small_demo_site_crawl_raises_no_warning() -> None:
+    async with DemoServer(DemoConfig(pages=30)) as server:
+        crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=4))
+        await crawler.crawl()
+    snap = crawler.snapshot()
+    assert crawler.phase is Phase.FINISHED
+    assert snap.warnings == () and snap.warning_count == 0
+
+
+async def test_a_worker_far_past_its_states_usual_time_raises_stuck(serve: Serve) -> None:
+    release = asyncio.Event()
+
+    async def slow(_request: web.Request) -> web.Response:
+        await release.wait()
+        return web.Response(body=b"late", content_type="text/html")
+
+    links = b"".join(b"<a href=/f%d>f</a>" % i for i in range(20)) + b"<a href=/slow>s</a>"
+    routes = {"/": page(links), "/f{n}": page(b"f"), "/slow": slow}
+    base = (await serve(routes)).rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=2))
+    crawler.health.stuck_min = 0.5  # ten times a fast page's wait, and half a second
+    crawl = asyncio.create_task(crawler.crawl())
+    try:
+        await until(
+            lambda: any(
+                lint.url == base + "/slow" for lint in of_kind(crawler.snapshot(), LintKind.STUCK)
+            ),
+            "a STUCK warning",
+        )
+    finally:
+        release.set()
+    await crawl
+    lint = of_kind(crawler.snapshot(), LintKind.STUCK)[0]
+    assert lint.worker == crawler.ledger.done[base + "/slow"].worker
+    assert f"worker {lint.worker} headers for" in lint.text
+    assert "usual" in lint.text
+
+
+async def test_the_counter_still_while_every_worker_waits_raises_join_stalled(serve: Serve) -> None:
+    routes = {"/": page(b'<a href="/a">a</a>'), "/a": page(b"a")}
+    base = (await serve(routes)).rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=2))
+    crawler.health.stall_after = 0.5
+    # Something other than a worker takes the root and never says it is done: the
+    # unfinished counter stays at 1 and join() would wait for ever.
+    taken = asyncio.ensure_future(crawler.q.get())
+    await asyncio.sleep(0)
+    crawl = asyncio.create_task(crawler.crawl())
+    await until(lambda: bool(of_kind(crawler.snapshot(), LintKind.JOIN_STALLED)), "JOIN_STALLED")
+    lint = of_kind(crawler.snapshot(), LintKind.JOIN_STALLED)[0]
+    assert "join() is stalled: 1 unfinished" in lint.text
+    assert "all 2 workers wait on the queue" in lint.text
+    crawler.q.task_done(await taken)
+    await crawl
+    assert crawler.phase is Phase.FINISHED
+    assert len(of_kind(crawler.snapshot(), LintKind.JOIN_STALLED)) == 1  # told once
+
+
+async def test_the_snapshot_reads_loop_lag_over_the_last_minute() -> None:
+    async with DemoServer(DemoConfig(pages=5)) as server:
+        crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=2))
+        crawler.pause_all()  # the probe runs on while the crawl waits
+        crawl = asyncio.create_task(crawler.crawl())
+
+        def blocked_once() -> None:
+            time.sleep(0.5)  # holds the loop over a probe due time: it runs 0.25 s late or more
+
+        asyncio.get_running_loop().call_later(0.3, blocked_once)
+        await until(lambda: crawler.snapshot().loop_lag_p99 >= 0.2, "a late probe", 60)
+        crawler.stop()
+        await crawl
+    snap = crawler.snapshot()
+    assert 0 <= snap.loop_lag_p50 <= snap.loop_lag_p99
+
+
+async def test_the_crawl_commands_report_has_a_warnings_section(serve: Serve) -> None:
+    base = (await serve(dense_site())).rstrip("/")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "crawlscope", "crawl", base + "/", "--max-tasks", "3",
+        "--max-links", str(DENSE_LINKS), "--max-pages", "8",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    report = out.decode()
+    assert "Warnings (" in report, report[-3000:]
+    section = report[report.index("Warnings (") :]
+    assert "loop-blocked: worker" in section and base + "/big" in section
+    assert section.index("Warnings (") < section.index("Finished ")
+
+
+async def test_a_report_without_warnings_has_no_warnings_section() -> None:
+    async with DemoServer(DemoConfig(pages=10)) as server:
+        crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=2))
+        await crawler.crawl()
+    out = io.StringIO()
+    write_report(crawler, out)
+    assert "Warnings" not in out.getvalue()
+    assert "Accounting:" in out.getvalue()

@@ -1,0 +1,167 @@
+"""`enter` on a worker's row: that worker in full, over the panels. Its whole await
+chain (every frame from its coroutine down to the future it waits on), its step and
+scheduling-delay histograms, its time in each state and its last fetches.
+
+Everything crawled or sent by a peer is drawn as Text, escaped, never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from crawlscope.engine.observe import ObservedCrawl
+from crawlscope.engine.records import FetchRecord
+from crawlscope.engine.text import printable
+from crawlscope.engine.worker_detail import WorkerDetail, bucket_edges
+from crawlscope.engine.workers import WorkerView
+
+from ..format import duration, short_url, state_style
+from .timing_text import millis
+
+REFRESH_EVERY = 0.5  # seconds
+LAST_FETCHES = 8
+BAR = 30  # cells of the longest histogram bar
+
+
+def detail_text(
+    worker_id: int,
+    view: WorkerView | None,
+    detail: WorkerDetail | None,
+    fetches: Sequence[FetchRecord],
+    clock: float,
+    origin: str = "",
+) -> Text:
+    """The whole view as one Text; `detail` None for a source that keeps no more than
+    the row's figures (a recording, a monitor)."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    if view is None:
+        out.append(f"worker {worker_id} is gone\n", "bold")
+        return out
+    out.append(f"worker {view.id}", "bold")
+    out.append("  ")
+    out.append(view.state.value, state_style(view.state))
+    out.append(f" for {duration(view.time_in_state(clock))} · {view.pages} pages")
+    if view.url:
+        out.append(" · ")
+        out.append(printable(short_url(view.url, origin), 200))
+    out.append("\n\n")
+    _chain(out, view, detail)
+    _steps(out, view, detail)
+    if detail is not None:
+        _states(out, detail)
+    _fetches(out, view.id, fetches, origin)
+    return out
+
+
+def _heading(out: Text, title: str) -> None:
+    out.append(f"{title}\n", "bold underline")
+
+
+def _chain(out: Text, view: WorkerView, detail: WorkerDetail | None) -> None:
+    _heading(out, "await chain")
+    if detail is None:
+        where = printable(view.suspended_at) if view.suspended_at else view.state.value
+        out.append(f"  {where}\n", "dim")
+        out.append("  (the whole chain is read from the task: a live crawl only)\n\n", "dim")
+        return
+    if detail.task_state != "suspended":
+        out.append(f"  {detail.task_state}\n", "dim")
+    for depth, frame in enumerate(detail.chain):
+        lead = "  " + "  " * depth + ("↳ " if depth else "")
+        out.append(f"{lead}{printable(frame)}\n")
+    if detail.awaits:
+        lead = "  " + "  " * len(detail.chain) + "⧗ "
+        out.append(f"{lead}{printable(detail.awaits)}\n", "dim")
+    out.append("\n")
+
+
+def _steps(out: Text, view: WorkerView, detail: WorkerDetail | None) -> None:
+    _heading(out, "steps on the loop")
+    out.append(
+        f"  step p50 {millis(view.step_p50)}  p99 {millis(view.step_p99)}"
+        f"  max {millis(view.step_max)}   scheduling delay p99 {millis(view.delay_p99)}\n"
+    )
+    if detail is None:
+        out.append("\n")
+        return
+    for title, counts, most in (
+        ("step (one resume of its coroutine)", detail.step_counts, detail.step_max),
+        ("scheduling delay (poll to step)", detail.delay_counts, detail.delay_max),
+    ):
+        out.append(f"  {title}, max {millis(most)}\n", "dim")
+        _histogram(out, counts)
+    out.append("\n")
+
+
+def _histogram(out: Text, counts: Sequence[int]) -> None:
+    used = [i for i, n in enumerate(counts) if n]
+    if not used:
+        out.append("    none yet\n", "dim")
+        return
+    edges = bucket_edges()
+    most = max(counts)
+    for i in range(used[0], used[-1] + 1):
+        n = counts[i]
+        bar = "█" * (max(1, round(BAR * n / most)) if n else 0)
+        out.append(f"    ≤{millis(edges[i]):>6} ")
+        out.append(f"{bar:<{BAR}}", "cyan")
+        out.append(f" {n}\n")
+
+
+def _states(out: Text, detail: WorkerDetail) -> None:
+    _heading(out, "time in each state")
+    for st in detail.states:
+        out.append(f"  {st.state:<11}{duration(st.seconds):>7}  ({st.times} stays)\n")
+    out.append("\n")
+
+
+def _fetches(out: Text, worker_id: int, fetches: Sequence[FetchRecord], origin: str) -> None:
+    _heading(out, "last fetches")
+    mine = [r for r in fetches if r.worker == worker_id][-LAST_FETCHES:]
+    if not mine:
+        out.append("  none yet\n", "dim")
+    for r in reversed(mine):
+        status = str(r.status) if r.status is not None else (r.filtered or "failed")
+        took = duration(max(r.t_end - r.t_start, 0.0))
+        out.append(f"  {printable(status, 12):>6} {took:>6}  ")
+        out.append(printable(short_url(r.url, origin), 200) + "\n")
+
+
+class WorkerDetailScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter,q", "dismiss", "Close", show=True),
+    ]
+
+    def __init__(self, source: ObservedCrawl, worker_id: int, origin: str = "") -> None:
+        super().__init__()
+        self.source = source
+        self.worker_id = worker_id
+        self.origin = origin
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail-body") as body:
+            body.border_title = f"worker {self.worker_id}"
+            yield Static(id="detail-text")
+
+    def on_mount(self) -> None:
+        self.redraw()
+        self.set_interval(REFRESH_EVERY, self.redraw)
+
+    def text(self) -> Text:
+        snap = self.source.snapshot({self.worker_id})
+        view = next((v for v in snap.workers if v.id == self.worker_id), None)
+        read = getattr(self.source, "worker_detail", None)
+        detail = read(self.worker_id) if callable(read) else None
+        fetches = self.source.recent_fetches()
+        return detail_text(self.worker_id, view, detail, list(fetches), snap.elapsed, self.origin)
+
+    def redraw(self) -> None:
+        self.query_one("#detail-text", Static).update(self.text())
