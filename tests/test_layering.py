@@ -206,6 +206,7 @@ ASSEMBLERS = {
         "crawlscope/cli/crawl_plan.py": "the plan from the options, for every command",
         "tui/startup.py": "LiveCrawl's plan of the demo site, for tests and benchmarks",
         "tui/screenshots.py": "the README's pictures, made by a tool of their own",
+        "engine/cluster/child.py": "a process of --procs: its parent's plan, sent as JSON",
     },
 }
 PACKAGE_ROOT = TUI.parent

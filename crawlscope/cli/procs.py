@@ -1,0 +1,197 @@
+"""`crawl --procs N`: one crawl over N local processes, one report from their parent.
+
+With no ROOT the parent serves the demo site on its own loop (127.0.0.1, a port the
+kernel picks) and every child crawls that one site. The parent is the only process the
+user sees: Ctrl-C (or SIGTERM) stops every child, each giving its leases back, then the
+embedded Redis; a second one kills the children at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, TextIO
+
+from crawlscope.engine.records import STDOUT
+
+from .common import fail
+
+if TYPE_CHECKING:
+    from crawlscope.engine.cluster.local import LocalCluster
+    from crawlscope.engine.feeds import FeedWriter
+    from crawlscope.engine.plan import CrawlPlan
+
+MOST_PROCS = 64
+
+
+def procs_count(text: str) -> int:
+    """--procs: a whole number of processes, or `auto` (one per core)."""
+    if text == "auto":
+        from crawlscope.engine.cluster.local import cores
+
+        return cores()
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of processes or auto, not {text!r}") from None
+    if not 1 <= value <= MOST_PROCS:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MOST_PROCS}, not {text}")
+    return value
+
+
+def make_cluster(plan: CrawlPlan, args: argparse.Namespace, roots: tuple[str, ...]) -> LocalCluster:
+    from crawlscope.engine.cluster.local import LOCAL_CRAWL_ID, LocalCluster
+
+    shared = plan.shared
+    return LocalCluster(
+        dataclasses.replace(plan.config, roots=roots), args.procs,
+        redis_url=shared.url if shared else None,
+        crawl_id=shared.crawl_id if shared else LOCAL_CRAWL_ID,
+        fresh=bool(shared and shared.fresh), lease=args.lease, patience=args.redis_patience,
+    )  # fmt: skip
+
+
+def open_outputs(plan: CrawlPlan) -> list[FeedWriter]:
+    from crawlscope.engine.feeds import open_feed
+    from crawlscope.engine.plan import PlanError
+
+    writers: list[FeedWriter] = []
+    try:
+        for path in plan.outputs:
+            writers.append(open_feed(path, plan.feed_format))
+    except OSError as exc:
+        for writer in writers:
+            with contextlib.suppress(OSError):
+                writer.close()
+        raise PlanError(f"cannot write output: {exc}") from None
+    return writers
+
+
+@contextlib.asynccontextmanager
+async def served_roots(plan: CrawlPlan) -> AsyncIterator[tuple[str, ...]]:
+    """The crawl's roots: the plan's, or the demo site's, served here for as long."""
+    if not plan.crawl_demo:
+        yield plan.config.roots
+        return
+    from crawlscope.engine.sites.demo import DemoServer
+
+    async with DemoServer(plan.demo) as server:
+        yield (server.url,)
+
+
+async def crawl_procs(plan: CrawlPlan, args: argparse.Namespace) -> int:
+    from crawlscope.engine.cluster.embedded import EmbeddedRedisError
+    from crawlscope.engine.cluster.problems import RedisProblem
+    from crawlscope.engine.plan import PlanError
+
+    out = sys.stderr if STDOUT in args.output else sys.stdout
+    try:
+        writers = open_outputs(plan)
+    except PlanError as exc:
+        return fail(str(exc))
+    received: list[int] = []
+    async with served_roots(plan) as roots:
+        cluster = make_cluster(plan, args, roots)
+        cluster.listeners.extend(writers)
+        loop = asyncio.get_running_loop()
+
+        def on_signal(signum: int) -> None:
+            if received:
+                cluster.kill()  # a second Ctrl-C: no more waiting
+            received.append(signum)
+            cluster.stop()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal, sig)
+        progress = None
+        try:
+            try:
+                await cluster.start()
+            except (RedisProblem, EmbeddedRedisError) as exc:
+                return fail(str(exc))
+            if not args.quiet and not args.verbose and sys.stderr.isatty():
+                progress = asyncio.create_task(_show_progress(cluster, sys.stderr))
+            if args.verbose:
+                from collections import Counter
+
+                from crawlscope.engine.report import url_line
+
+                cluster.listeners.append(lambda r: print(url_line(r, Counter()), file=sys.stderr))
+            await cluster.wait()
+        finally:
+            if progress is not None:
+                progress.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await progress
+            await cluster.close()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            _close(writers, cluster)
+    return _finish(cluster, args, out, received[0] if received else None)
+
+
+def _close(writers: list[FeedWriter], cluster: LocalCluster) -> None:
+    from crawlscope.engine.records import OutputError
+
+    for writer in writers:
+        try:
+            writer.close()
+        except OutputError as exc:
+            cluster.ledger.faults.append(exc)
+
+
+def _finish(
+    cluster: LocalCluster, args: argparse.Namespace, out: TextIO, signum: int | None
+) -> int:
+    from crawlscope.engine.records import describe_fault
+    from crawlscope.engine.report import unreachable_roots, write_report
+    from crawlscope.engine.text import printable
+
+    from .headless import SIGNAL_WORDS, save_report
+
+    if args.report:
+        save_report(cluster, open(args.report, "w", encoding="utf-8"), None if args.quiet else out)  # noqa: SIM115
+    elif not args.quiet:
+        write_report(cluster, out)
+    err = sys.stderr
+    print(
+        f"crawlscope: {cluster.processes} processes, pages each: {cluster.per_process()}", file=err
+    )
+    for line in cluster.closing_lines():
+        print(f"crawlscope: {line}", file=err)
+    faults = [describe_fault(f) for f in cluster.ledger.faults]
+    for line in faults:
+        print(f"crawlscope: {printable(line)}", file=err)
+    if signum is not None:
+        print(f"crawlscope: {SIGNAL_WORDS.get(signum, 'stopped')}", file=err)
+        return 128 + signum
+    failures = unreachable_roots(cluster)
+    for root, why in failures:
+        print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=err)
+    return 1 if failures or faults else 0
+
+
+async def _show_progress(cluster: LocalCluster, err: TextIO, every: float = 0.25) -> None:
+    width = 0
+    try:
+        while True:
+            await asyncio.sleep(every)
+            books = cluster.ledger
+            finished = len(books.done) + len(books.failed)
+            rate = finished / cluster.elapsed if cluster.elapsed else 0.0
+            line = (
+                f"{cluster.elapsed:7.1f}s  {len(books.done)} done  {len(books.failed)} failed"
+                f"  {cluster.processes} processes  {rate:.0f} pages/s"
+            )[: shutil.get_terminal_size().columns - 1]
+            width = max(width, len(line))
+            err.write("\r" + line.ljust(width))
+            err.flush()
+    finally:
+        err.write("\r" + " " * width + "\r")
+        err.flush()

