@@ -64,11 +64,12 @@ class ClusterFigures:
     in_flight: int = 0
     seen: int = 0
     bad: int = 0  # entries set aside: written into the crawl's keys by something else
+    unfetched: int = 0  # left by --max-pages, the whole crawl's
 
     def accounting(self) -> Accounting:
         return Accounting(
             seen=self.seen, done=self.done, failed=self.failed, filtered=self.filtered,
-            queued=self.queued, held=self.in_flight, unfetched=0,
+            queued=self.queued, held=self.in_flight, unfetched=self.unfetched,
         )  # fmt: skip
 
 
@@ -107,8 +108,10 @@ class RedisFrontier:
         crawl_delay_of: Callable[[str], float | None] | None = None,
         patience: float = DEFAULT_PATIENCE,
         shown_url: str = "Redis",
+        max_pages: int = 0,
     ) -> None:
         self.client = client
+        self.max_pages = max_pages  # the whole crawl's budget, kept in Redis (scripts.ADD)
         self.crawl_id = crawl_id
         self.prefix = key_prefix(crawl_id)
         self.ledger = ledger
@@ -401,13 +404,17 @@ class RedisFrontier:
         pipe = self.client.pipeline(transaction=False)
         if adds or filtered:
             flat = [part for pair in adds for part in pair]
-            await self._add(args=[p, limit, len(adds), *flat, *filtered], client=pipe)
+            await self._add(
+                args=[p, limit, self.max_pages, len(adds), *flat, *filtered], client=pipe
+            )
         if backs:
             await self._back(args=[p, limit, *backs], client=pipe)
         if dones or delays:
             ended: list[str | bytes] = [part for pair in dones for part in pair]
             more = [part for pair in delays for part in pair]
-            await self._done(args=[p, limit, len(dones), *ended, *more], client=pipe)
+            await self._done(
+                args=[p, limit, self.max_pages, len(dones), *ended, *more], client=pipe
+            )
         if renew:
             await self._renew(args=[p, round(self.lease * 1000), *self._held], client=pipe)
         await self._reclaim(args=[p, limit], client=pipe)
@@ -426,12 +433,12 @@ class RedisFrontier:
 
     def _took(self, result: list[object]) -> None:
         members, *numbers = result
-        unfinished, queued, done, failed, filtered, in_flight, seen, wait, bad = (
+        unfinished, queued, done, failed, filtered, in_flight, seen, wait, bad, unfetched = (
             int(n)  # type: ignore[call-overload]
             for n in numbers
         )
         self.figures = ClusterFigures(
-            unfinished, queued, done, failed, filtered, in_flight, seen, bad
+            unfinished, queued, done, failed, filtered, in_flight, seen, bad, unfetched
         )
         self._next_ready = None if wait < 0 else wait / 1000
         assert isinstance(members, list)
