@@ -15,6 +15,7 @@ import dataclasses
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, TextIO
 
@@ -195,3 +196,86 @@ async def _show_progress(cluster: LocalCluster, err: TextIO, every: float = 0.25
     finally:
         err.write("\r" + " " * width + "\r")
         err.flush()
+
+
+class ClusterThread(threading.Thread):
+    """`tui --procs`: the local cluster on a loop of its own, so the screen's loop only
+    draws. The screen watches it through its Redis, as `attach` watches any cluster."""
+
+    def __init__(self, plan: CrawlPlan, args: argparse.Namespace) -> None:
+        super().__init__(name="local-cluster", daemon=True)
+        self.plan, self.args = plan, args
+        self.cluster: LocalCluster | None = None
+        self.ready = threading.Event()  # the Redis is up (or the start failed: `error`)
+        self.error: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._writers: list[FeedWriter] = []
+
+    def run(self) -> None:
+        asyncio.run(self._run())
+
+    async def _run(self) -> None:
+        from crawlscope.engine.cluster.embedded import EmbeddedRedisError
+        from crawlscope.engine.cluster.problems import RedisProblem
+        from crawlscope.engine.plan import PlanError
+
+        self._loop = asyncio.get_running_loop()
+        try:
+            self._writers = open_outputs(self.plan)
+            async with served_roots(self.plan) as roots:
+                cluster = self.cluster = make_cluster(self.plan, self.args, roots)
+                cluster.listeners.extend(self._writers)
+                try:
+                    await cluster.start()
+                    self.ready.set()
+                    await cluster.wait()
+                finally:
+                    await cluster.close()
+                    _close(self._writers, cluster)
+        except (PlanError, RedisProblem, EmbeddedRedisError, OSError) as exc:
+            self.error = str(exc)
+        finally:
+            self.ready.set()
+
+    def stop(self) -> None:
+        """Stop every child (their leases given back) and wait for the cluster's end."""
+        if self._loop is not None and self.cluster is not None:
+            with contextlib.suppress(RuntimeError):  # its loop has ended already
+                self._loop.call_soon_threadsafe(self.cluster.stop)
+        self.join()
+
+
+def tui_procs(plan: CrawlPlan, args: argparse.Namespace) -> int:
+    """`tui --procs N`: the cluster view on N local processes; the totals when it closes."""
+    from crawlscope.tui.app import CrawlScopeApp
+    from crawlscope.tui.cluster_view import ClusterAttached
+    from crawlscope.tui.screenshot_run import take_screenshot
+
+    from .common import open_report, summarise
+
+    try:
+        report_file = None if args.screenshot else open_report(args.report)
+    except OSError as exc:
+        return fail(f"cannot write the report: {exc}")
+    runner = ClusterThread(plan, args)
+    runner.start()
+    runner.ready.wait()
+    cluster = runner.cluster
+    if runner.error is not None or cluster is None:
+        runner.join()
+        return fail(runner.error or "the cluster did not start")
+    app = CrawlScopeApp(ClusterAttached(cluster.redis_url, cluster.crawl_id), fps=args.fps)
+    try:
+        if args.screenshot:
+            saved = take_screenshot(app, args.screenshot, args.screenshot_after, args.size)
+            print(f"crawlscope: screenshot saved to {saved}", file=sys.stderr)
+            return 0
+        app.run()
+    except OSError as exc:
+        return fail(f"cannot write the screenshot: {exc}")
+    finally:
+        runner.stop()
+    summarise(cluster, report_file, sys.stdout)
+    for line in cluster.closing_lines():
+        print(f"crawlscope: {line}", file=sys.stderr)
+    return app.return_code or 0

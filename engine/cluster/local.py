@@ -106,6 +106,11 @@ class LocalCluster:
     # ---- what a report asks of a crawl ------------------------------------------------
 
     @property
+    def t0(self) -> float | None:
+        """When the children were started (None: not yet), as a crawler's t0 says."""
+        return self._t0
+
+    @property
     def elapsed(self) -> float:
         if self._t0 is None:
             return 0.0

@@ -160,3 +160,30 @@ def test_ctrl_c_stops_every_process_and_leaves_nothing(site: str, tmp_path: Path
     for pid in [server, *children]:
         assert not alive(pid)
     assert not folder.exists()
+
+
+def svg_text(path: Path) -> str:
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text())).replace("\xa0", " ")
+
+
+def test_tui_procs_shows_the_cluster_view(tmp_path: Path) -> None:
+    shot = tmp_path / "procs.svg"
+    proc = subprocess.Popen(
+        [*CLI, "tui", "--procs", "2", "--pages", "400", "--screenshot", str(shot),
+         "--screenshot-after", "6"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        env=only_the_package(),
+    )  # fmt: skip
+    wait_until(lambda: redis_child(proc.pid) is not None)
+    server = redis_child(proc.pid)
+    assert server is not None
+    folder = Path(os.readlink(f"/proc/{server}/cwd"))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    text = svg_text(shot)
+    assert "CLUSTER" in text and " 2 processes " in text
+    assert text.count("RUNNING") + text.count("FINISHED") >= 2  # each process's line
+    assert not alive(server) and not folder.exists()
