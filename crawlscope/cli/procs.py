@@ -150,32 +150,21 @@ def _close(writers: list[FeedWriter], cluster: LocalCluster) -> None:
 def _finish(
     cluster: LocalCluster, args: argparse.Namespace, out: TextIO, signum: int | None
 ) -> int:
-    from crawlscope.engine.records import describe_fault
-    from crawlscope.engine.report import unreachable_roots, write_report
-    from crawlscope.engine.text import printable
+    from crawlscope.engine.report import write_report
 
-    from .headless import SIGNAL_WORDS, save_report
+    from .headless import exit_status, save_report
 
     if args.report:
         save_report(cluster, open(args.report, "w", encoding="utf-8"), None if args.quiet else out)  # noqa: SIM115
     elif not args.quiet:
         write_report(cluster, out)
     err = sys.stderr
-    print(
-        f"crawlscope: {cluster.processes} processes, pages each: {cluster.per_process()}", file=err
-    )
+    each = cluster.per_process()
+    print(f"crawlscope: {cluster.processes} processes, pages each: {each}", file=err)
     for line in cluster.closing_lines():
         print(f"crawlscope: {line}", file=err)
-    faults = [describe_fault(f) for f in cluster.ledger.faults]
-    for line in faults:
-        print(f"crawlscope: {printable(line)}", file=err)
-    if signum is not None:
-        print(f"crawlscope: {SIGNAL_WORDS.get(signum, 'stopped')}", file=err)
-        return 128 + signum
-    failures = unreachable_roots(cluster)
-    for root, why in failures:
-        print(f"crawlscope: cannot reach {printable(root)}: {printable(why)}", file=err)
-    return 1 if failures or faults else 0
+    # The cluster's books are a crawl's as a report reads them: the same lines and status.
+    return exit_status(cluster, signum, err)  # type: ignore[arg-type]
 
 
 async def _show_progress(cluster: LocalCluster, err: TextIO, every: float = 0.25) -> None:

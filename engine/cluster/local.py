@@ -136,7 +136,9 @@ class LocalCluster:
         """The Redis (unless given), then the children. RedisProblem (one line) if the
         given Redis cannot be used; EmbeddedRedisError if none can be started."""
         if self.embedded is not None:
-            await asyncio.to_thread(self.embedded.start)
+            # On this thread, not a pool's: the server ends with the thread that started
+            # it (embedded.py), and this one lasts as long as the crawl.
+            self.embedded.start()
         else:
             from .lookup import before_crawling
 

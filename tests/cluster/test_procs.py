@@ -11,17 +11,15 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
 from redis_support import fetched, records, wait_until
+from test_cluster import reference, site
 
-from helpers import CLI, demo_site_process
+from helpers import CLI
 
-PAGES = "300"
-LATENCY = "0.03"  # slow enough to act mid-crawl, quick enough to finish soon
+__all__ = ["reference", "site"]  # fixtures, used by name
 
 
 def only_the_package() -> dict[str, str]:
@@ -79,22 +77,6 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with demo_site_process("--pages", PAGES, "--latency", LATENCY) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def reference(site: str, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
-    """The URL set of a one-process crawl in memory."""
-    out = tmp_path_factory.mktemp("reference") / "one.jsonl"
-    proc = procs_crawl(site, "-q", "-o", str(out), "--max-tasks", "20")
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    return {str(r["url"]) for r in records(out)}
 
 
 def test_two_processes_crawl_the_demo_site_once(tmp_path: Path) -> None:
