@@ -88,6 +88,7 @@ async def served_roots(plan: CrawlPlan) -> AsyncIterator[tuple[str, ...]]:
 
 async def crawl_procs(plan: CrawlPlan, args: argparse.Namespace) -> int:
     from crawlscope.engine.cluster.embedded import EmbeddedRedisError
+    from crawlscope.engine.cluster.local import CrawlFinished
     from crawlscope.engine.cluster.problems import RedisProblem
     from crawlscope.engine.plan import PlanError
 
@@ -114,6 +115,9 @@ async def crawl_procs(plan: CrawlPlan, args: argparse.Namespace) -> int:
         try:
             try:
                 await cluster.start()
+            except CrawlFinished as exc:  # run again after the shared crawl finished
+                print(f"crawlscope: {exc}", file=sys.stderr)
+                return 0
             except (RedisProblem, EmbeddedRedisError) as exc:
                 return fail(str(exc))
             if not args.quiet and not args.verbose and sys.stderr.isatty():
@@ -205,6 +209,7 @@ class ClusterThread(threading.Thread):
 
     async def _run(self) -> None:
         from crawlscope.engine.cluster.embedded import EmbeddedRedisError
+        from crawlscope.engine.cluster.local import CrawlFinished
         from crawlscope.engine.cluster.problems import RedisProblem
         from crawlscope.engine.plan import PlanError
 
@@ -221,7 +226,7 @@ class ClusterThread(threading.Thread):
                 finally:
                     await cluster.close()
                     _close(self._writers, cluster)
-        except (PlanError, RedisProblem, EmbeddedRedisError, OSError) as exc:
+        except (PlanError, RedisProblem, EmbeddedRedisError, CrawlFinished, OSError) as exc:
             self.error = str(exc)
         finally:
             self.ready.set()

@@ -37,12 +37,15 @@ from ..snapshot import Accounting
 from .child import spec_line
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from .embedded import EmbeddedRedis
-from .problems import RedisProblem
 from .redis_frontier import key_prefix
 
 RECORD_LIMIT = 4 << 20  # bytes in one record line: a URL is capped far below this
 STOP_GRACE = 15.0  # seconds a child has to give its leases back before it is killed
 LOCAL_CRAWL_ID = "local"
+
+
+class CrawlFinished(Exception):
+    """The crawl id in the given Redis has finished already: the line says when."""
 
 
 def cores() -> int:
@@ -147,13 +150,15 @@ class LocalCluster:
                 self.redis_url, self.crawl_id, self.config.root_urls, self.fresh
             )
             if ended is not None:
-                raise RedisProblem(ended)
+                raise CrawlFinished(ended)
         spec = spec_line(
             config_to_plain(self.config), self.redis_url, self.crawl_id, self.lease,
             self.patience,
         )  # fmt: skip
         self._t0 = time.monotonic()
         for number in range(self.processes):
+            if self.stopping:  # Ctrl-C while the others were starting
+                break
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "crawlscope.engine.cluster.child",
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -177,6 +182,11 @@ class LocalCluster:
                     f"process {child.number + 1} (pid {child.pid}) was killed by "
                     f"{signal_name(code)}; the URLs it held went back on the queue as their "
                     f"leases expired (--lease {self.lease:g} s)"
+                )
+            elif code is not None and code > 0 and not self.stopping:
+                self.deaths.append(
+                    f"process {child.number + 1} (pid {child.pid}) ended with status {code} "
+                    "(its own lines above say why)"
                 )
         self._t1 = time.monotonic()
 

@@ -14,12 +14,19 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from redis_support import fetched, records, wait_until
+from redis_support import (
+    RedisServer,
+    balanced_books,
+    fetched,
+    records,
+    redis_server,
+    wait_until,
+)
 from test_cluster import reference, site
 
 from helpers import CLI
 
-__all__ = ["reference", "site"]  # fixtures, used by name
+__all__ = ["redis_server", "reference", "site"]  # fixtures, used by name
 
 
 def only_the_package() -> dict[str, str]:
@@ -169,3 +176,27 @@ def test_tui_procs_shows_the_cluster_view(tmp_path: Path) -> None:
     assert "CLUSTER" in text and " 2 processes " in text
     assert text.count("RUNNING") + text.count("FINISHED") >= 2  # each process's line
     assert not alive(server) and not folder.exists()
+
+
+def test_procs_with_redis_use_that_redis(
+    site: str, reference: set[str], redis_server: RedisServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "all.jsonl"
+    given = ["--redis", redis_server.url, "--crawl-id", "t"]
+    proc = procs_crawl(site, "--procs", "2", "--max-tasks", "20", "-o", str(out), *given)
+    wait_until(lambda: len(crawling_children(proc.pid)) == 2)
+    assert redis_child(proc.pid) is None  # no server of its own
+    report, err = proc.communicate(timeout=120)
+    assert accounting_line(report).endswith("(all accounted for)")
+    assert proc.returncode == 0, err
+    assert {str(r["url"]) for r in records(out)} == reference
+    assert balanced_books(redis_server)
+    client = redis_server.client()
+    try:
+        assert client.scard("crawlscope:t:seen") == len(reference)
+    finally:
+        client.close()
+    again = procs_crawl(site, "--procs", "2", "-o", str(tmp_path / "again.jsonl"), *given)
+    _, err = again.communicate(timeout=60)
+    assert again.returncode == 0, err
+    assert "crawl t finished" in err
