@@ -218,6 +218,7 @@ class LocalCluster:
             if self.final is None and self.children:
                 with contextlib.suppress(RedisError, OSError):
                     self.final = await self.read_accounting()
+            self._chain_redirects()
         finally:
             for child in self.children:
                 if child.proc.stdin is not None:
@@ -282,6 +283,20 @@ class LocalCluster:
         for listen in self.listeners:
             listen(record)
         return True
+
+    def _chain_redirects(self) -> None:
+        """The report's redirect chains, from the hops the records tell. A record does not
+        carry the redirects its URL had left: a hop whose target no process reported
+        was cut by --max-redirect (a target anyone fetched, they reported)."""
+        books = self.ledger
+        hops = sorted(
+            (r for r in books.done.values() if r.next_url is not None), key=lambda r: r.t_end
+        )
+        for record in hops:
+            target = record.next_url
+            assert target is not None
+            reported = target in books.done or target in books.failed or target in books.filtered
+            books.redirects.add(record.url, target, budget_left=reported)
 
     def closing_lines(self) -> list[str]:
         """What the parent says at the end, a line each."""

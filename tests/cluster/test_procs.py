@@ -97,6 +97,9 @@ def test_two_processes_crawl_the_demo_site_once(tmp_path: Path) -> None:
     # The demo site, served by the parent, reached by both: the same one for all.
     assert len({urlsplit(u).netloc for u in fetched(out)}) == 1
     assert report.count("*** Report ***") == 1
+    # The chains, as one process's report has them, from the hops the processes reported.
+    chains = report.split("Redirect chains:\n", 1)[1]
+    assert "/loop/a -> " in chains and "/loop/a [loop]" in chains
     last = accounting_line(report)
     assert last.endswith("(all accounted for)") and " 0 queued + 0 held " in last
     done = sum(1 for u in fetched(out))
