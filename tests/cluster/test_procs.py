@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from redis_support import (
     RedisServer,
     balanced_books,
@@ -203,3 +204,28 @@ def test_procs_with_redis_use_that_redis(
     _, err = again.communicate(timeout=60)
     assert again.returncode == 0, err
     assert "crawl t finished" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["crawl", "http://127.0.0.1/", "--procs", "0"], "--procs: must be from 1 to 64, not 0"),
+        (["crawl", "http://127.0.0.1/", "--procs", "many"], "a number of processes or auto"),
+        (["crawl", "http://127.0.0.1/", "--procs", "2", "--state", "s.db"],
+         "--state is for a crawl in one process, not with --procs"),
+        (["crawl", "http://127.0.0.1/", "--procs", "2", "--monitor", "127.0.0.1:0"],
+         "--monitor is for a crawl in one process, not with --procs"),
+        (["crawl", "http://127.0.0.1/", "--procs", "2", "--engine", "callbacks"],
+         "--procs needs the asyncio engine"),
+        (["serve", "--procs", "2"], "--procs is for crawl and tui"),
+        (["crawl"], "the following arguments are required: ROOT"),
+    ],
+)  # fmt: skip
+def test_what_procs_cannot_go_with_is_one_line(args: list[str], says: str, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and says in result.stderr
+    assert not (tmp_path / "s.db").exists()
