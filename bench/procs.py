@@ -46,11 +46,11 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def crawl_once(site: DemoSite, procs: int) -> dict[str, Any]:
+def crawl_once(site: DemoSite, procs: int, options: list[str]) -> dict[str, Any]:
     outdir = Path(tempfile.mkdtemp(prefix="bench-procs-"))
     out = outdir / "all.jsonl"
     command = [sys.executable, "-m", "crawlscope", "crawl", site.url, "-q", "-o", str(out),
-               "--procs", str(procs)]  # fmt: skip
+               "--procs", str(procs), *options]  # fmt: skip
     busy0, ours0, site0 = machine_busy_seconds(), children_cpu(), site.cpu_seconds()
     t0 = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True,
@@ -78,7 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--pages", type=int, help="demo site pages (default 40000; quick 3000)")
     p.add_argument("--rounds", type=int, help="rounds (default 2; quick 1)")
+    p.add_argument("--per-host", type=int, metavar="N",
+                   help="crawl with --per-host N (default: crawlscope's own default)")  # fmt: skip
     args = p.parse_args(argv)
+    options = [] if args.per_host is None else ["--per-host", str(args.per_host)]
     args.pages = args.pages or (3000 if args.quick else 40_000)
     args.rounds = args.rounds or (1 if args.quick else 2)
     print(machine_line())
@@ -87,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     with DemoSite(SiteOptions(pages=args.pages)) as site:
         for round_no in range(args.rounds):
             for procs in (1, 2) if round_no % 2 == 0 else (2, 1):
-                row = {"procs": procs, **crawl_once(site, procs)}
+                row = {"procs": procs, **crawl_once(site, procs, options)}
                 rows.append(row)
                 print(f"  round {round_no + 1}: --procs {procs}: {row['pages']} pages, "
                       f"{row['pages_per_s']:.0f} pages/s, {row['seconds']:.1f} s, each "
@@ -116,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratio": rates[2] / rates[1],
         "ratios_per_round": ratios,
     }
-    write_results("procs", args, figures)
+    write_results("procs" if args.per_host is None else "procs-per-host", args, figures)
     return 0
 
 
