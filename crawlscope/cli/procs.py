@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import shutil
 import signal
 import sys
 import threading
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 from crawlscope.engine.records import STDOUT
 
 from .common import fail
+from .headless import _show_progress
 
 if TYPE_CHECKING:
     from crawlscope.engine.cluster.local import LocalCluster
@@ -121,7 +121,9 @@ async def crawl_procs(plan: CrawlPlan, args: argparse.Namespace) -> int:
             except (RedisProblem, EmbeddedRedisError) as exc:
                 return fail(str(exc))
             if not args.quiet and not args.verbose and sys.stderr.isatty():
-                progress = asyncio.create_task(_show_progress(cluster, sys.stderr))
+                progress = asyncio.create_task(
+                    _show_progress(cluster, sys.stderr, says=progress_line)
+                )
             if args.verbose:
                 from collections import Counter
 
@@ -171,24 +173,14 @@ def _finish(
     return exit_status(cluster, signum, err)  # type: ignore[arg-type]
 
 
-async def _show_progress(cluster: LocalCluster, err: TextIO, every: float = 0.25) -> None:
-    width = 0
-    try:
-        while True:
-            await asyncio.sleep(every)
-            books = cluster.ledger
-            finished = len(books.done) + len(books.failed)
-            rate = finished / cluster.elapsed if cluster.elapsed else 0.0
-            line = (
-                f"{cluster.elapsed:7.1f}s  {len(books.done)} done  {len(books.failed)} failed"
-                f"  {cluster.processes} processes  {rate:.0f} pages/s"
-            )[: shutil.get_terminal_size().columns - 1]
-            width = max(width, len(line))
-            err.write("\r" + line.ljust(width))
-            err.flush()
-    finally:
-        err.write("\r" + " " * width + "\r")
-        err.flush()
+def progress_line(cluster: LocalCluster) -> str:
+    books = cluster.ledger
+    finished = len(books.done) + len(books.failed)
+    rate = finished / cluster.elapsed if cluster.elapsed else 0.0
+    return (
+        f"{cluster.elapsed:7.1f}s  {len(books.done)} done  {len(books.failed)} failed"
+        f"  {cluster.processes} processes  {rate:.0f} pages/s"
+    )
 
 
 class ClusterThread(threading.Thread):
