@@ -195,6 +195,7 @@ class ClusterThread(threading.Thread):
         self.error: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._writers: list[FeedWriter] = []
+        self._released: asyncio.Event | None = None  # set when the screen has closed
 
     def run(self) -> None:
         asyncio.run(self._run())
@@ -206,6 +207,7 @@ class ClusterThread(threading.Thread):
         from crawlscope.engine.plan import PlanError
 
         self._loop = asyncio.get_running_loop()
+        self._released = asyncio.Event()
         try:
             self._writers = open_outputs(self.plan)
             async with served_roots(self.plan) as roots:
@@ -215,6 +217,9 @@ class ClusterThread(threading.Thread):
                     await cluster.start()
                     self.ready.set()
                     await cluster.wait()
+                    # The crawl is over, the screen still up: its Redis stays, so the
+                    # screen shows the end (FINISHED, the figures), not a Redis gone.
+                    await self._released.wait()
                 finally:
                     await cluster.close()
                     _close(self._writers, cluster)
@@ -225,9 +230,15 @@ class ClusterThread(threading.Thread):
 
     def stop(self) -> None:
         """Stop every child (their leases given back) and wait for the cluster's end."""
-        if self._loop is not None and self.cluster is not None:
+        cluster, released = self.cluster, self._released
+        if self._loop is not None and cluster is not None and released is not None:
+
+            def stop() -> None:
+                cluster.stop()
+                released.set()
+
             with contextlib.suppress(RuntimeError):  # its loop has ended already
-                self._loop.call_soon_threadsafe(self.cluster.stop)
+                self._loop.call_soon_threadsafe(stop)
         self.join()
 
 
