@@ -62,6 +62,7 @@ class Child:
     proc: asyncio.subprocess.Process
     reading: asyncio.Task[None] | None = None
     records: int = 0  # the URLs this process was the first to report
+    ended: bool = False  # its end is in the books (wait() may be called again)
 
     @property
     def pid(self) -> int:
@@ -176,19 +177,28 @@ class LocalCluster:
             await child.proc.wait()
             if child.reading is not None:
                 await child.reading
-            code = child.proc.returncode
-            if code is not None and code < 0 and not (self.stopping and code == -signal.SIGKILL):
-                self.deaths.append(
-                    f"process {child.number + 1} (pid {child.pid}) was killed by "
-                    f"{signal_name(code)}; the URLs it held went back on the queue as their "
-                    f"leases expired (--lease {self.lease:g} s)"
-                )
-            elif code is not None and code > 0 and not self.stopping:
-                self.deaths.append(
-                    f"process {child.number + 1} (pid {child.pid}) ended with status {code} "
-                    "(its own lines above say why)"
-                )
+            if not child.ended:
+                child.ended = True
+                self._note_end(child)
         self._t1 = time.monotonic()
+
+    def _note_end(self, child: Child) -> None:
+        """A line for a child that did not end as the crawl did, nor as it was told."""
+        code = child.proc.returncode
+        if code is None or code == 0 or self.stopping:
+            return
+        who = f"process {child.number + 1} (pid {child.pid})"
+        if code < 0:
+            self.deaths.append(
+                f"{who} was killed by {signal_name(code)}; the URLs it held went back on "
+                f"the queue as their leases expired (--lease {self.lease:g} s)"
+            )
+        elif code - 128 in (signal.SIGTERM, signal.SIGINT):
+            self.deaths.append(
+                f"{who} was stopped by {signal_name(128 - code)}: it gave back the URLs it held"
+            )
+        else:
+            self.deaths.append(f"{who} ended with status {code} (its own lines above say why)")
 
     def stop(self) -> None:
         """Ask every child to stop: each gives its leases back and ends."""
