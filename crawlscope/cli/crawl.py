@@ -57,6 +57,10 @@ async def crawl_demo(args: argparse.Namespace) -> int:
         plan = plan_from_args(args, "crawl")
     except PlanError as exc:
         return fail(str(exc))
+    if args.procs:
+        from .procs import crawl_procs
+
+        return await crawl_procs(plan, args)
     return await _crawl(plan, args)
 
 

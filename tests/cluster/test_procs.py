@@ -229,3 +229,13 @@ def test_what_procs_cannot_go_with_is_one_line(args: list[str], says: str, tmp_p
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.splitlines()) == 1 and says in result.stderr
     assert not (tmp_path / "s.db").exists()
+
+
+def test_bare_crawlscope_without_a_terminal_takes_procs_too() -> None:
+    proc = subprocess.run(
+        [*CLI, "--procs", "2", "--pages", "60"], capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL, env=only_the_package(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "crawlscope: 2 processes, pages each: " in proc.stderr
+    assert accounting_line(proc.stdout).endswith("(all accounted for)")
