@@ -14,7 +14,7 @@ from crawlscope.tui.cluster_view import ClusterAttached, cluster_lines
 
 
 async def test_the_view_shows_the_crawl_to_its_end_then_everything_stops() -> None:
-    args = build_parser().parse_args(["tui", "--procs", "2", "--pages", "40", "--latency", "0"])
+    args = build_parser().parse_args(["tui", "--procs", "2", "--pages", "80", "--latency", "0.01"])
     plan = plan_from_args(args, "tui", DEMO_FOR_THE_EYE)
     runner = ClusterThread(plan, args)
     runner.start()
@@ -28,6 +28,9 @@ async def test_the_view_shows_the_crawl_to_its_end_then_everything_stops() -> No
         attached = ClusterAttached(cluster.redis_url, cluster.crawl_id)
         app = CrawlScopeApp(attached)
         async with app.run_test(size=(140, 44)) as pilot:
+            await until(pilot, lambda: len(attached.cluster.processes) == 2, "both processes")
+            panel = "\n".join(line.plain for line in cluster_lines(attached))
+            assert " 2 processes " in panel and "#0 " in panel and "#1 " in panel
             await until(
                 pilot, lambda: attached.cluster.snapshot(()).phase is Phase.FINISHED, "FINISHED"
             )
