@@ -290,8 +290,15 @@ class LocalCluster:
             (books.failed if record.failed else books.done)[url] = record
             books.recent.append(record)
         books.seen_urls.add(url)
-        for listen in self.listeners:
-            listen(record)
+        for listen in list(self.listeners):
+            try:
+                listen(record)
+            except Exception as exc:
+                # An output that cannot be written (a full disk) stops the crawl, as it does
+                # in one process: said at the end, the status 1; the rest still read.
+                self.listeners.remove(listen)
+                books.report_fault(exc)
+                self.stop()
         return True
 
     def _chain_redirects(self) -> None:

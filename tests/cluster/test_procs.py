@@ -238,3 +238,14 @@ def test_bare_crawlscope_without_a_terminal_takes_procs_too() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "crawlscope: 2 processes, pages each: " in proc.stderr
     assert accounting_line(proc.stdout).endswith("(all accounted for)")
+
+
+def test_an_output_that_cannot_be_written_stops_the_crawl(site: str, reference: set[str]) -> None:
+    proc = procs_crawl(site, "--procs", "2", "--max-tasks", "2", "-q", "-o", "/dev/full")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err
+    assert err.count("crawlscope: cannot write /dev/full: No space left on device") == 1
+    (each,) = [line for line in err.splitlines() if "pages each" in line]
+    counts = [int(part.split()[1]) for part in each.split(": ", 2)[2].split(", ")]
+    assert sum(counts) < len(reference)  # stopped, not crawled to the end
