@@ -158,8 +158,10 @@ def _finish(
 ) -> int:
     from crawlscope.engine.report import write_report
 
-    from .headless import exit_status, save_report
+    from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, save_report
 
+    if closed_pipe(cluster):  # type: ignore[arg-type]
+        return EXIT_CLOSED_PIPE  # the reader of -o - went away (`| head`): quietly, as one process
     if args.report:
         save_report(cluster, open(args.report, "w", encoding="utf-8"), None if args.quiet else out)  # noqa: SIM115
     elif not args.quiet:

@@ -249,3 +249,13 @@ def test_an_output_that_cannot_be_written_stops_the_crawl(site: str, reference: 
     (each,) = [line for line in err.splitlines() if "pages each" in line]
     counts = [int(part.split()[1]) for part in each.split(": ", 2)[2].split(", ")]
     assert sum(counts) < len(reference)  # stopped, not crawled to the end
+
+
+def test_a_reader_of_the_records_that_goes_away_ends_it_quietly(site: str) -> None:
+    proc = procs_crawl(site, "--procs", "2", "--max-tasks", "2", "-o", "-")
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith("{")
+    proc.stdout.close()  # `| head -1`
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "cannot write" not in err
