@@ -28,6 +28,7 @@ from .server import redis_server_binary
 START_TIMEOUT = 20.0  # seconds for a new redis-server to answer a PING
 STOP_TIMEOUT = 10.0
 PR_SET_PDEATHSIG = 1  # prctl(2)
+SOCKET_PATH_MOST = 100  # bytes; sun_path holds 108 with its NUL, on Linux
 
 
 def _end_with_parent() -> None:
@@ -72,6 +73,10 @@ class EmbeddedRedis:
                 "crawlscope) is not installed; reinstall crawlscope, or give --redis URL"
             )
         self.folder = Path(tempfile.mkdtemp(prefix="crawlscope-redis-"))  # 0700
+        if len(bytes(self.socket_path)) > SOCKET_PATH_MOST:
+            # A unix socket's path has room for 107 bytes: a long $TMPDIR cannot hold it.
+            self.folder.rmdir()
+            self.folder = Path(tempfile.mkdtemp(prefix="crawlscope-redis-", dir="/tmp"))
         conf = self.folder / "redis.conf"
         lines = [
             "port 0",
@@ -82,7 +87,7 @@ class EmbeddedRedis:
             "appendonly no",
             f"requirepass {self.password}",
             "loglevel warning",
-            'logfile ""',
+            f'logfile "{self.folder / "redis.log"}"',
             # The crawl's sets are the whole of what it keeps: no eviction, ever.
             "maxmemory-policy noeviction",
         ]
@@ -126,11 +131,15 @@ class EmbeddedRedis:
             client.close()
 
     def _said(self) -> str:
-        """The server's last words, if it ended (one line, capped)."""
-        assert self.proc is not None
+        """The server's last words, if it ended (one line, capped): on stderr for a bad
+        config, in its log for what went wrong after (a socket it could not make)."""
+        assert self.proc is not None and self.folder is not None
         if self.proc.poll() is None or self.proc.stderr is None:
             return ""
         text = self.proc.stderr.read(2000).decode("utf-8", "replace").strip()
+        with contextlib.suppress(OSError):
+            log = (self.folder / "redis.log").read_bytes()[-2000:]
+            text = text or log.decode("utf-8", "replace").strip()
         last = text.splitlines()[-1] if text else ""
         from ..text import printable
 

@@ -259,3 +259,15 @@ def test_a_reader_of_the_records_that_goes_away_ends_it_quietly(site: str) -> No
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 141, err
     assert "Traceback" not in err and "cannot write" not in err
+
+
+def test_a_tmpdir_too_long_for_a_socket_still_crawls(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    env = only_the_package() | {"TMPDIR": str(deep)}
+    proc = subprocess.run(
+        [*CLI, "crawl", "--procs", "2", "-q"], capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert list(deep.iterdir()) == []
