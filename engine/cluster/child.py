@@ -119,6 +119,10 @@ def main() -> int:
     except (BadMessage, ValueError) as exc:
         print(f"crawlscope: a cluster process's spec: {printable(str(exc), 200)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # one line, as its parent's are; the status says it failed
+        why = printable(f"{type(exc).__name__}: {exc}", 300)
+        print(f"crawlscope: process {os.getpid()} failed: {why}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
