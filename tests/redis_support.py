@@ -99,13 +99,15 @@ def balanced_books(server: RedisServer, crawl_id: str = "t") -> bool:
         pipe.hmget(f"crawlscope:{crawl_id}:n", "unfinished", "queued", "done", "failed", "filtered")
         pipe.zcard(f"crawlscope:{crawl_id}:inflight")
         pipe.scard(f"crawlscope:{crawl_id}:seen")
-        (unfinished, queued, done, failed, filtered), in_flight, seen = pipe.execute()
+        pipe.hget(f"crawlscope:{crawl_id}:n", "unfetched")  # --max-pages's, once one is set
+        (unfinished, queued, done, failed, filtered), in_flight, seen, unfetched = pipe.execute()
     finally:
         client.close()
     assert None not in (unfinished, queued, done, failed, filtered), "the counts are missing"
     assert seen > 0, "the seen set is missing"
     n = [int(x) for x in (unfinished, queued, done, failed, filtered)]
-    return n[0] == n[1] + in_flight and seen == n[2] + n[3] + n[4] + n[1] + in_flight
+    left = int(unfetched or 0)
+    return n[0] == n[1] + in_flight and seen == n[2] + n[3] + n[4] + n[1] + in_flight + left
 
 
 # ---- crawl processes, as a user runs them -----------------------------------------------

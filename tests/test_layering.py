@@ -209,6 +209,7 @@ ASSEMBLERS = {
         "tui/startup.py": "LiveCrawl's plan of the demo site, for tests and benchmarks",
         "tui/screenshots.py": "the README's pictures, made by a tool of their own",
         "tui/timing_screenshots.py": "the same tool's timing pictures (a dense page)",
+        "engine/cluster/child.py": "a process of --procs: its parent's plan, sent as JSON",
     },
 }
 PACKAGE_ROOT = TUI.parent

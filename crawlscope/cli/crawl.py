@@ -30,7 +30,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--output. A ROOT without a scheme (example.com) is taken as https://example.com/. "
         "Ctrl-C stops it gracefully, with the report.",
     )
-    crawl.add_argument("roots", nargs="+", metavar="ROOT", help="URL to start from")
+    crawl.add_argument(
+        "roots", nargs="*", metavar="ROOT",
+        help="URL to start from (with --procs and no ROOT: the demo site)",
+    )  # fmt: skip
     add_plan_options(crawl)
     crawl.add_argument(
         "--engine",
@@ -54,6 +57,10 @@ async def crawl_demo(args: argparse.Namespace) -> int:
         plan = plan_from_args(args, "crawl")
     except PlanError as exc:
         return fail(str(exc))
+    if args.procs:
+        from .procs import crawl_procs
+
+        return await crawl_procs(plan, args)
     return await _crawl(plan, args)
 
 
@@ -62,7 +69,17 @@ def main(args: argparse.Namespace) -> int:
     from crawlscope.engine.feeds import check_formats
     from crawlscope.engine.plan import PlanError
 
+    if not args.roots and not args.procs:
+        # As argparse says it of any missing argument, with where the demo site is.
+        print(
+            "crawlscope crawl: error: the following arguments are required: ROOT "
+            "(without one only --procs crawls the demo site) (see crawlscope crawl --help)",
+            file=sys.stderr,
+        )
+        return 2
     if args.engine != "asyncio":
+        if args.procs:
+            return fail("--procs needs the asyncio engine")
         refusal = lecture_refusal(args)
         if refusal is not None:
             return fail(refusal)
@@ -76,6 +93,10 @@ def main(args: argparse.Namespace) -> int:
         plan = plan_from_args(args, "crawl")
     except PlanError as exc:
         return fail(str(exc))
+    if args.procs:
+        from .procs import crawl_procs
+
+        return run(lambda: crawl_procs(plan, args))
     return run(lambda: _crawl(plan, args))
 
 

@@ -47,6 +47,11 @@ LECTURE_CAN = {
     "record": "crawlscope lecture --record FILE",
     "monitor": "crawlscope lecture --monitor PORT",
 }
+# The options a crawl over processes (--procs) cannot take: each is one process's.
+PROCS_CANNOT = {
+    "state": "--state", "record": "--record", "monitor": "--monitor", "paused": "--paused",
+    "slowmo": "--slowmo",
+}  # fmt: skip
 # The options that only a crawl in this process can take.
 CRAWL_ONLY = {
     "roots": "ROOT", "output": "--output", "report": "--report", "record": "--record",
@@ -110,9 +115,21 @@ def _add_frontier_options(parser: argparse.ArgumentParser) -> None:
         "error at once",
     )  # fmt: skip
     cluster.add_argument(
+        "--procs", type=_procs_count, default=0, metavar="N",
+        help="crawl over N processes of this machine (auto: one per core), on a Redis "
+        "started for the crawl and stopped with it (or on --redis); one report, one set "
+        "of outputs; the limits (--max-pages, --per-host, ...) are the whole crawl's",
+    )  # fmt: skip
+    cluster.add_argument(
         "--fresh", action="store_true",
         help="with --redis: forget what Redis holds of this --crawl-id and start it over",
     )  # fmt: skip
+
+
+def _procs_count(text: str) -> int:
+    from .procs import procs_count
+
+    return procs_count(text)
 
 
 def _lease_seconds(text: str) -> float:
@@ -178,6 +195,12 @@ def plan_from_args(
         raise PlanError("--fresh goes with --redis: it forgets a crawl kept in Redis")
     if args.redis and not args.roots:
         raise PlanError("--redis needs a ROOT: the demo site is this process's alone")
+    procs = getattr(args, "procs", 0)
+    if procs and command == "serve":
+        raise PlanError("--procs is for crawl and tui; serve a cluster with --redis")
+    for dest, flag in PROCS_CANNOT.items():
+        if procs and getattr(args, dest, None):
+            raise PlanError(f"{flag} is for a crawl in one process, not with --procs")
     for flag, given, needs in _tuning(args, command):
         if given:
             raise PlanError(f"{flag} goes with {needs}: without it, it would tune nothing")
@@ -230,14 +253,16 @@ def looked_before_drawing(plan: CrawlPlan) -> int | None:
 def _tuning(args: argparse.Namespace, command: str) -> list[tuple[str, bool, str]]:
     """(option, whether it was set, the option it tunes) for the options that only tune
     another; serve always has a monitor."""
+    procs = getattr(args, "procs", 0)
     return [
         ("--max-viewers", args.max_viewers != MAX_VIEWERS and command != "serve"
          and not args.monitor, "--monitor"),
         ("--allow-origin", bool(args.allow_origin) and command != "serve"
          and not args.monitor, "--monitor"),
-        ("--lease", args.lease != DEFAULT_LEASE and not args.redis, "--redis"),
-        ("--redis-patience", args.redis_patience != DEFAULT_PATIENCE and not args.redis,
+        ("--lease", args.lease != DEFAULT_LEASE and not args.redis and not procs,
          "--redis"),
+        ("--redis-patience", args.redis_patience != DEFAULT_PATIENCE and not args.redis
+         and not procs, "--redis"),
     ]  # fmt: skip
 
 

@@ -10,8 +10,9 @@ import signal
 import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.politeness import crawl_delay_note
@@ -72,13 +73,16 @@ async def _watch_frontier(crawler: Crawler, err: TextIO, every: float = 0.25) ->
             said = trouble
 
 
-async def _show_progress(crawler: Crawler, err: TextIO, every: float = 0.25) -> None:
+async def _show_progress(
+    crawler: Any, err: TextIO, every: float = 0.25, says: Callable[[Any], str] = progress_line
+) -> None:
+    """`says(crawler)` redrawn in place on `err` every `every` seconds, until cancelled."""
     width = 0
     try:
         while True:
             await asyncio.sleep(every)
             # A line wider than the terminal wraps, and "\r" then redraws only its last row.
-            line = progress_line(crawler)[: shutil.get_terminal_size().columns - 1]
+            line = says(crawler)[: shutil.get_terminal_size().columns - 1]
             width = max(width, len(line))
             err.write("\r" + line.ljust(width))
             err.flush()

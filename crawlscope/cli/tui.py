@@ -90,6 +90,10 @@ def main(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if not args.screenshot and not has_terminal():
         return fail("the TUI needs a terminal; for a crawl without one use `crawlscope crawl`")
+    if args.procs:
+        from .procs import tui_procs
+
+        return tui_procs(plan, args)
     stop = looked_before_drawing(plan)
     if stop is not None:
         return stop

@@ -26,7 +26,7 @@ from .redis_frontier import key_prefix
 KEY_TYPES = {
     "seen": "set", "ready": "zset", "next": "hash", "delay": "hash", "busy": "hash",
     "inflight": "zset", "n": "hash", "bad": "list", "wanters": "zset", "holding": "hash",
-    "procs": "zset",
+    "procs": "zset", "over": "list",
 }  # fmt: skip
 NAMES_SHOWN = 20  # crawl names a "no crawl named" message lists at most
 LOOK_TIMEOUT = 3.0  # seconds to connect, and for each reply

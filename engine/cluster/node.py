@@ -3,6 +3,8 @@ its state and takes controls there (observe.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import redis.asyncio as aioredis
 
 from ..config import CrawlConfig
@@ -26,6 +28,9 @@ def redis_crawler(
         redis_url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=5
     )
     crawler = Crawler(config)
+    # --max-pages is the whole crawl's, counted in Redis (scripts.ADD): these books must
+    # not hold back a URL for this process's own count of it as well.
+    crawler.ledger.config = dataclasses.replace(config, max_pages=0)
     robots = crawler.robots
 
     def crawl_delay_of(origin: str) -> float | None:
@@ -34,7 +39,7 @@ def redis_crawler(
     frontier = RedisFrontier(
         client, crawl_id, crawler.ledger, lease=lease, per_host=config.per_host,
         delay=config.host_delay, crawl_delay_of=crawl_delay_of, patience=patience,
-        shown_url=shown_url(redis_url),
+        shown_url=shown_url(redis_url), max_pages=config.max_pages,
     )  # fmt: skip
     # A Redis the crawl cannot go on with is a fault like a full disk: the crawl stops,
     # and its last lines say why.

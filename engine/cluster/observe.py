@@ -341,17 +341,18 @@ class ClusterCrawl:
         pipe = self.client.pipeline(transaction=True)  # the figures at one instant
         for raw in raw_names:
             pipe.get(f"{p}proc:".encode() + _raw(raw))
-        pipe.hmget(f"{p}n", "unfinished", "queued", "done", "failed", "filtered")
+        pipe.hmget(f"{p}n", "unfinished", "queued", "done", "failed", "filtered", "unfetched")
         pipe.zcard(f"{p}inflight")
         pipe.scard(f"{p}seen")
         pipe.zrange(f"{p}ready", 0, -1, withscores=True)
         pipe.hgetall(f"{p}busy")
         pipe.time()
         *blobs, counts, in_flight, seen, ready, busy, now = await pipe.execute()
-        unfinished, queued, done, failed, filtered = (_count(x) for x in counts)
+        unfinished, queued, done, failed, filtered, unfetched = (_count(x) for x in counts)
         self.figures = ClusterFigures(
-            unfinished, queued, done, failed, filtered, _count(in_flight), _count(seen)
-        )
+            unfinished, queued, done, failed, filtered, _count(in_flight), _count(seen),
+            unfetched=unfetched,
+        )  # fmt: skip
         self._take_blobs(names, blobs)
         gone = [name for name, raw in zip(raw_names, blobs, strict=True) if raw is None]
         if gone:  # their keys expired: the processes ended or died

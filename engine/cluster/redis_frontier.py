@@ -32,7 +32,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError, ResponseError
+from redis.commands.core import AsyncScript as Script
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from ..frontier import Lease, Pair
 from ..ledger import Ledger
@@ -64,11 +65,12 @@ class ClusterFigures:
     in_flight: int = 0
     seen: int = 0
     bad: int = 0  # entries set aside: written into the crawl's keys by something else
+    unfetched: int = 0  # left by --max-pages, the whole crawl's
 
     def accounting(self) -> Accounting:
         return Accounting(
             seen=self.seen, done=self.done, failed=self.failed, filtered=self.filtered,
-            queued=self.queued, held=self.in_flight, unfetched=0,
+            queued=self.queued, held=self.in_flight, unfetched=self.unfetched,
         )  # fmt: skip
 
 
@@ -107,8 +109,10 @@ class RedisFrontier:
         crawl_delay_of: Callable[[str], float | None] | None = None,
         patience: float = DEFAULT_PATIENCE,
         shown_url: str = "Redis",
+        max_pages: int = 0,
     ) -> None:
         self.client = client
+        self.max_pages = max_pages  # the whole crawl's budget, kept in Redis (scripts.ADD)
         self.crawl_id = crawl_id
         self.prefix = key_prefix(crawl_id)
         self.ledger = ledger
@@ -156,6 +160,8 @@ class RedisFrontier:
         self._add, self._back, self._done = s(scripts.ADD), s(scripts.BACK), s(scripts.DONE)
         self._renew, self._reclaim = s(scripts.RENEW), s(scripts.RECLAIM)
         self._take = s(scripts.TAKE)
+        self._scripts = (self._add, self._back, self._done, self._renew, self._reclaim, self._take)
+        self._loaded = False  # whether Redis has the scripts, as far as this process knows
         ledger.filtered_listeners.append(self._note_filtered)
 
     # ---- the chapter's calls --------------------------------------------------------
@@ -398,40 +404,69 @@ class RedisFrontier:
         waiting: int,
     ) -> list[object] | None:
         p, limit = self.prefix, self.per_host
-        pipe = self.client.pipeline(transaction=False)
+        calls: list[tuple[Script, list[object]]] = []
         if adds or filtered:
             flat = [part for pair in adds for part in pair]
-            await self._add(args=[p, limit, len(adds), *flat, *filtered], client=pipe)
+            calls.append((self._add, [p, limit, self.max_pages, len(adds), *flat, *filtered]))
         if backs:
-            await self._back(args=[p, limit, *backs], client=pipe)
+            calls.append((self._back, [p, limit, *backs]))
         if dones or delays:
             ended: list[str | bytes] = [part for pair in dones for part in pair]
             more = [part for pair in delays for part in pair]
-            await self._done(args=[p, limit, len(dones), *ended, *more], client=pipe)
+            calls.append((self._done, [p, limit, self.max_pages, len(dones), *ended, *more]))
         if renew:
-            await self._renew(args=[p, round(self.lease * 1000), *self._held], client=pipe)
-        await self._reclaim(args=[p, limit], client=pipe)
-        await self._take(
-            args=[p, limit, waiting, round(self.lease * 1000), round(self.delay * 1000),
-                  self.name, len(self._held)],
-            client=pipe,
-        )  # fmt: skip
-        replies = await pipe.execute(raise_on_error=False)
+            calls.append((self._renew, [p, round(self.lease * 1000), *self._held]))
+        calls.append((self._reclaim, [p, limit]))
+        calls.append((self._take, [
+            p, limit, waiting, round(self.lease * 1000), round(self.delay * 1000), self.name,
+            len(self._held),
+        ]))  # fmt: skip
+        try:
+            return await self._round(calls)
+        except NoScriptError:
+            # A Redis that forgot the scripts (restarted, or SCRIPT FLUSH) behind a
+            # connection that came back by itself: loaded again, the round sent again
+            # (what ran of it is idempotent; a TAKE that ran would have had its scripts).
+            self._loaded = False
+            return await self._round(calls)
+
+    async def _round(self, calls: Sequence[tuple[Script, Sequence[object]]]) -> list[object]:
+        """One round trip. The scripts go by their SHA1: redis-py's own Script objects ask
+        Redis whether it has them (SCRIPT EXISTS) before every pipeline, a second round
+        trip per round; here they are loaded, in the same round, only when they may be
+        missing (the first round, and after any error)."""
+        pipe = self.client.pipeline(transaction=False)
+        loading = not self._loaded
+        if loading:
+            for script in self._scripts:
+                pipe.script_load(script.script)
+        for script, args in calls:
+            pipe.evalsha(script.sha, 0, *args)  # type: ignore[arg-type]
+        try:
+            replies = await pipe.execute(raise_on_error=False)
+        except BaseException:
+            self._loaded = False
+            raise
         for reply in replies:
+            if isinstance(reply, NoScriptError):
+                raise reply
             if isinstance(reply, ResponseError):
+                self._loaded = False
                 raise reply  # a script's own error: a bug, not an outage
             if isinstance(reply, Exception):
+                self._loaded = False
                 raise reply
+        self._loaded = True
         return list(replies[-1])
 
     def _took(self, result: list[object]) -> None:
         members, *numbers = result
-        unfinished, queued, done, failed, filtered, in_flight, seen, wait, bad = (
+        unfinished, queued, done, failed, filtered, in_flight, seen, wait, bad, unfetched = (
             int(n)  # type: ignore[call-overload]
             for n in numbers
         )
         self.figures = ClusterFigures(
-            unfinished, queued, done, failed, filtered, in_flight, seen, bad
+            unfinished, queued, done, failed, filtered, in_flight, seen, bad, unfetched
         )
         self._next_ready = None if wait < 0 else wait / 1000
         assert isinstance(members, list)

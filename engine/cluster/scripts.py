@@ -12,7 +12,10 @@ Keys, under the prefix `crawlscope:<crawl id>:`:
     inflight    ZSET   leased members, by the time (ms) their lease expires
     n           HASH   unfinished (= queued + in flight: what join() waits on), queued,
                        done, failed, filtered; bad (entries set aside); ended (ms, when
-                       unfinished last reached 0)
+                       unfinished last reached 0); admitted (places --max-pages gave out)
+                       and unfetched (URLs waiting in `over`)
+    over        LIST   members --max-pages left unfetched, oldest first: the first takes
+                       the place of an admitted URL that was filtered after all (robots.txt)
     bad         LIST   what was found in these keys that no process of crawlscope wrote (a
                        member that is not JSON, a lease with no host, ...), one line each,
                        set aside so that it cannot stop the crawl; bad:<n> a queue key of
@@ -112,34 +115,43 @@ local function requeue(member, host, limit)
 end
 """
 
-# ARGV: prefix, per-host limit, count of pairs, then (url, member) pairs, then URLs the
-# rules filtered. A URL already seen does nothing: adding the roots again is harmless.
+# ARGV: prefix, per-host limit, --max-pages (0: none), count of pairs, then (url, member)
+# pairs, then URLs the rules filtered. A URL already seen does nothing: adding the roots
+# again is harmless. --max-pages is the whole crawl's: a new URL past it waits in `over`,
+# counted unfetched, whichever process found it.
 ADD = (
     PRELUDE
     + """
 local limit = tonumber(ARGV[2])
-local pairs_n = tonumber(ARGV[3])
+local budget = tonumber(ARGV[3])
+local pairs_n = tonumber(ARGV[4])
 local added = 0
 -- Every count there from the start: a missing one would read as 0 and prove nothing.
-for _, field in ipairs({'unfinished', 'queued', 'done', 'failed', 'filtered'}) do
+for _, field in ipairs({'unfinished', 'queued', 'done', 'failed', 'filtered', 'unfetched'}) do
   redis.call('HSETNX', P .. 'n', field, 0)
 end
 for i = 0, pairs_n - 1 do
-  local url, member = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  local url, member = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
   local host = host_of(member)
   local queue = queue_of(host)
   if redis.call('SADD', P .. 'seen', url) == 1 then
-    redis.call('RPUSH', queue, member)
-    redis.call('HINCRBY', P .. 'n', 'queued', 1)
-    redis.call('HINCRBY', P .. 'n', 'unfinished', 1)
-    wake(host, limit)
-    added = added + 1
+    if budget > 0 and num(redis.call('HGET', P .. 'n', 'admitted')) >= budget then
+      redis.call('RPUSH', P .. 'over', member)
+      redis.call('HINCRBY', P .. 'n', 'unfetched', 1)
+    else
+      redis.call('HINCRBY', P .. 'n', 'admitted', 1)
+      redis.call('RPUSH', queue, member)
+      redis.call('HINCRBY', P .. 'n', 'queued', 1)
+      redis.call('HINCRBY', P .. 'n', 'unfinished', 1)
+      wake(host, limit)
+      added = added + 1
+    end
   end
 end
 if added > 0 then
   redis.call('HDEL', P .. 'n', 'ended')
 end
-for i = 4 + 2 * pairs_n, #ARGV do
+for i = 5 + 2 * pairs_n, #ARGV do
   if redis.call('SADD', P .. 'seen', ARGV[i]) == 1 then
     redis.call('HINCRBY', P .. 'n', 'filtered', 1)
   end
@@ -166,29 +178,46 @@ return back
 """
 )
 
-# ARGV: prefix, per-host limit, count of leases, then (member, outcome) pairs, then
-# (host, Crawl-delay ms) pairs learned from robots.txt. task_done: idempotent, because
-# only a lease still in flight is counted.
+# ARGV: prefix, per-host limit, --max-pages (0: none), count of leases, then (member,
+# outcome) pairs, then (host, Crawl-delay ms) pairs learned from robots.txt. task_done:
+# idempotent, because only a lease still in flight is counted. A URL filtered after it
+# was admitted (robots.txt) fetched nothing: its place goes to the first URL waiting.
 DONE = (
     PRELUDE
     + """
 local limit = tonumber(ARGV[2])
-local leases = tonumber(ARGV[3])
+local budget = tonumber(ARGV[3])
+local leases = tonumber(ARGV[4])
 local ended = 0
 for i = 0, leases - 1 do
-  local member, outcome = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  local member, outcome = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
   local host = release(member)
   if host then
     redis.call('HINCRBY', P .. 'n', 'unfinished', -1)
     redis.call('HINCRBY', P .. 'n', outcome, 1)
     wake(host, limit)
     ended = ended + 1
+    if budget > 0 and outcome == 'filtered' then
+      local waiting = redis.call('LPOP', P .. 'over')
+      if waiting then
+        local next_host = host_of(waiting)
+        redis.call('HINCRBY', P .. 'n', 'unfetched', -1)
+        redis.call('HINCRBY', P .. 'n', 'unfinished', 1)
+        if next_host then
+          redis.call('RPUSH', queue_of(next_host), waiting)
+          redis.call('HINCRBY', P .. 'n', 'queued', 1)
+          wake(next_host, limit)
+        end
+      else
+        redis.call('HINCRBY', P .. 'n', 'admitted', -1)
+      end
+    end
   end
 end
 if ended > 0 and num(redis.call('HGET', P .. 'n', 'unfinished')) <= 0 then
   redis.call('HSET', P .. 'n', 'ended', now_ms())
 end
-for i = 4 + 2 * leases, #ARGV, 2 do
+for i = 5 + 2 * leases, #ARGV, 2 do
   redis.call('HSET', P .. 'delay', ARGV[i], ARGV[i + 1])
 end
 return ended
@@ -258,8 +287,8 @@ return #expired
 # process checks it as it checks a link it found.
 #
 # Returns the members taken, then the crawl's figures: unfinished, queued, done, failed,
-# filtered, in flight, seen, ms until the next host is ready (-1: none is queued), and
-# entries set aside so far.
+# filtered, in flight, seen, ms until the next host is ready (-1: none is queued),
+# entries set aside so far, and URLs --max-pages left unfetched.
 TAKE = (
     PRELUDE
     + """
@@ -327,7 +356,7 @@ else
   redis.call('HDEL', P .. 'holding', me)
 end
 local n = redis.call('HMGET', P .. 'n', 'unfinished', 'queued', 'done', 'failed', 'filtered',
-                     'bad')
+                     'bad', 'unfetched')
 local first = redis.call('ZRANGE', P .. 'ready', 0, 0, 'WITHSCORES')
 local wait = -1
 if #first > 0 then
@@ -337,6 +366,7 @@ if #first > 0 then
   end
 end
 return {taken, num(n[1]), num(n[2]), num(n[3]), num(n[4]), num(n[5]),
-        redis.call('ZCARD', P .. 'inflight'), redis.call('SCARD', P .. 'seen'), wait, num(n[6])}
+        redis.call('ZCARD', P .. 'inflight'), redis.call('SCARD', P .. 'seen'), wait, num(n[6]),
+        num(n[7])}
 """
 )

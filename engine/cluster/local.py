@@ -1,0 +1,342 @@
+"""One crawl over N local processes (`crawl|tui --procs N`), gathered by their parent.
+
+The parent starts a Redis of the crawl's own (embedded.py) unless it is given one, then N
+children (child.py), each a crawlscope process that joins the crawl in that Redis. Each
+child sends its records on its stdout; the parent reads them as untrusted input (checked
+by engine/plain.py, capped), keeps one record per URL (a URL fetched again after its
+process was killed is kept once), writes the one set of outputs and makes the one
+report. The accounting is Redis's, read once the children have ended: the whole crawl's.
+
+A child that dies (kill -9) loses nothing: its leases expire and the others take them
+(--lease); the parent says which process died and whether the crawl then ended whole.
+`stop()` asks every child to stop (SIGTERM: each gives its leases back); `close()`
+waits for them, kills any that do not end, and stops the embedded Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from ..config import CrawlConfig
+from ..config_json import config_to_plain
+from ..ledger import Ledger
+from ..plain import BadMessage, decode
+from ..records import FetchRecord
+from ..snapshot import Accounting
+from .child import spec_line
+from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
+from .embedded import EmbeddedRedis
+from .redis_frontier import key_prefix
+
+RECORD_LIMIT = 4 << 20  # bytes in one record line: a URL is capped far below this
+STOP_GRACE = 15.0  # seconds a child has to give its leases back before it is killed
+LOCAL_CRAWL_ID = "local"
+
+
+class CrawlFinished(Exception):
+    """The crawl id in the given Redis has finished already: the line says when."""
+
+
+def cores() -> int:
+    """The cores this process may run on (`--procs auto`)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class Child:
+    number: int
+    proc: asyncio.subprocess.Process
+    reading: asyncio.Task[None] | None = None
+    records: int = 0  # the URLs this process was the first to report
+    ended: bool = False  # its end is in the books (wait() may be called again)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def signal_name(code: int) -> str:
+    with contextlib.suppress(ValueError):
+        return signal.Signals(-code).name
+    return f"signal {-code}"
+
+
+class LocalCluster:
+    """N crawling processes on one Redis, and the books their parent keeps."""
+
+    def __init__(
+        self,
+        config: CrawlConfig,
+        processes: int,
+        *,
+        redis_url: str | None = None,
+        crawl_id: str = LOCAL_CRAWL_ID,
+        fresh: bool = False,
+        lease: float = DEFAULT_LEASE,
+        patience: float = DEFAULT_PATIENCE,
+        listeners: Sequence[Callable[[FetchRecord], None]] = (),
+    ) -> None:
+        self.config = config
+        self.processes = processes
+        self.crawl_id = crawl_id
+        self.fresh = fresh
+        self.lease, self.patience = lease, patience
+        self.ledger = Ledger(config)  # the whole crawl's records, one per URL
+        self.listeners = list(listeners)
+        self.embedded: EmbeddedRedis | None = None if redis_url else EmbeddedRedis()
+        self._given_url = redis_url
+        self.children: list[Child] = []
+        self.deaths: list[str] = []  # a line for each process that ended by a signal
+        self.bad_lines = 0
+        self.stopping = False
+        self.final: Accounting | None = None  # Redis's, read as the crawl ended
+        self._t0: float | None = None
+        self._t1: float | None = None
+
+    # ---- what a report asks of a crawl ------------------------------------------------
+
+    @property
+    def t0(self) -> float | None:
+        """When the children were started (None: not yet), as a crawler's t0 says."""
+        return self._t0
+
+    @property
+    def elapsed(self) -> float:
+        if self._t0 is None:
+            return 0.0
+        return (self._t1 or time.monotonic()) - self._t0
+
+    def accounting(self) -> Accounting:
+        if self.final is not None:
+            return self.final
+        books = self.ledger
+        return books.accounting(0, 0)
+
+    @property
+    def redis_url(self) -> str:
+        """With its password: for this process and its children, never shown."""
+        if self.embedded is not None:
+            return self.embedded.url_with_password
+        assert self._given_url is not None
+        return self._given_url
+
+    # ---- the processes ----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """The Redis (unless given), then the children. RedisProblem (one line) if the
+        given Redis cannot be used; EmbeddedRedisError if none can be started."""
+        if self.embedded is not None:
+            # On this thread, not a pool's: the server ends with the thread that started
+            # it (embedded.py), and this one lasts as long as the crawl.
+            self.embedded.start()
+        else:
+            from .lookup import before_crawling
+
+            # Once, here: N children each forgetting the crawl would forget each other's.
+            ended = await before_crawling(
+                self.redis_url, self.crawl_id, self.config.root_urls, self.fresh
+            )
+            if ended is not None:
+                raise CrawlFinished(ended)
+        spec = spec_line(
+            config_to_plain(self.config), self.redis_url, self.crawl_id, self.lease,
+            self.patience,
+        )  # fmt: skip
+        self._t0 = time.monotonic()
+        for number in range(self.processes):
+            if self.stopping:  # Ctrl-C while the others were starting
+                break
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "crawlscope.engine.cluster.child",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                limit=RECORD_LIMIT, start_new_session=True,
+            )  # fmt: skip
+            assert proc.stdin is not None
+            proc.stdin.write(spec)  # the password goes down this pipe, on no command line
+            child = Child(number, proc)
+            child.reading = asyncio.create_task(self._read(child), name=f"child-{number}")
+            self.children.append(child)
+
+    async def wait(self) -> None:
+        """Until every child has ended and its records are read."""
+        for child in self.children:
+            await child.proc.wait()
+            if child.reading is not None:
+                await child.reading
+            if not child.ended:
+                child.ended = True
+                self._note_end(child)
+        self._t1 = time.monotonic()
+
+    def _note_end(self, child: Child) -> None:
+        """A line for a child that did not end as the crawl did, nor as it was told."""
+        code = child.proc.returncode
+        if code is None or code == 0 or self.stopping:
+            return
+        who = f"process {child.number + 1} (pid {child.pid})"
+        if code < 0:
+            self.deaths.append(
+                f"{who} was killed by {signal_name(code)}; the URLs it held went back on "
+                f"the queue as their leases expired (--lease {self.lease:g} s)"
+            )
+        elif code - 128 in (signal.SIGTERM, signal.SIGINT):
+            self.deaths.append(
+                f"{who} was stopped by {signal_name(128 - code)}: it gave back the URLs it held"
+            )
+        else:
+            self.deaths.append(f"{who} ended with status {code} (its own lines above say why)")
+
+    def stop(self) -> None:
+        """Ask every child to stop: each gives its leases back and ends."""
+        self.stopping = True
+        for child in self.children:
+            if child.proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    child.proc.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        for child in self.children:
+            if child.proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    child.proc.kill()
+
+    async def close(self) -> None:
+        """Every child ended (killed after STOP_GRACE), the accounting read from Redis,
+        and the embedded Redis stopped with its folder."""
+        try:
+            if any(c.proc.returncode is None for c in self.children):
+                self.stop()
+                try:
+                    await asyncio.wait_for(self.wait(), STOP_GRACE)
+                except TimeoutError:
+                    self.kill()
+                    await self.wait()
+            if self.final is None and self.children:
+                with contextlib.suppress(RedisError, OSError):
+                    self.final = await self.read_accounting()
+            self._chain_redirects()
+        finally:
+            for child in self.children:
+                if child.proc.stdin is not None:
+                    child.proc.stdin.close()
+            if self.embedded is not None:
+                await asyncio.to_thread(self.embedded.stop)
+
+    async def read_accounting(self) -> Accounting:
+        """The whole crawl's, from Redis at one instant."""
+        client = aioredis.Redis.from_url(
+            self.redis_url, socket_connect_timeout=2, socket_timeout=10
+        )
+        p = key_prefix(self.crawl_id)
+        try:
+            pipe = client.pipeline(transaction=True)
+            pipe.hmget(f"{p}n", "queued", "done", "failed", "filtered", "unfetched")
+            pipe.zcard(f"{p}inflight")
+            pipe.scard(f"{p}seen")
+            counts, held, seen = await pipe.execute()
+        finally:
+            await client.aclose()
+        queued, done, failed, filtered, unfetched = (_whole(n) for n in counts)
+        return Accounting(
+            seen=_whole(seen), done=done, failed=failed, filtered=filtered, queued=queued,
+            held=_whole(held), unfetched=unfetched,
+        )  # fmt: skip
+
+    # ---- the records ------------------------------------------------------------------
+
+    async def _read(self, child: Child) -> None:
+        stream = child.proc.stdout
+        assert stream is not None
+        where = f"a record from process {child.number + 1}"
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:  # longer than RECORD_LIMIT: dropped, counted
+                self.bad_lines += 1
+                continue
+            if not line:
+                return
+            try:
+                plain = json.loads(line)
+                record = decode(FetchRecord, plain, where)
+            except (ValueError, BadMessage, RecursionError):
+                self.bad_lines += 1
+                continue
+            if self._keep(record):
+                child.records += 1
+
+    def _keep(self, record: FetchRecord) -> bool:
+        """Into the books and the outputs, unless its URL is there already."""
+        books, url = self.ledger, record.url
+        if url in books.done or url in books.failed or url in books.filtered:
+            return False
+        if record.filtered is not None:
+            books.filtered[url] = record.filtered
+        else:
+            (books.failed if record.failed else books.done)[url] = record
+            books.recent.append(record)
+        books.seen_urls.add(url)
+        for listen in list(self.listeners):
+            try:
+                listen(record)
+            except Exception as exc:
+                # An output that cannot be written (a full disk) stops the crawl, as it does
+                # in one process: said at the end, the status 1; the rest still read.
+                self.listeners.remove(listen)
+                books.report_fault(exc)
+                self.stop()
+        return True
+
+    def _chain_redirects(self) -> None:
+        """The report's redirect chains, from the hops the records tell. A record does not
+        carry the redirects its URL had left: a hop whose target no process reported
+        was cut by --max-redirect (a target anyone fetched, they reported)."""
+        books = self.ledger
+        hops = sorted(
+            (r for r in books.done.values() if r.next_url is not None), key=lambda r: r.t_end
+        )
+        for record in hops:
+            target = record.next_url
+            assert target is not None
+            reported = target in books.done or target in books.failed or target in books.filtered
+            books.redirects.add(record.url, target, budget_left=reported)
+
+    def closing_lines(self) -> list[str]:
+        """What the parent says at the end, a line each."""
+        lines = list(self.deaths)
+        final = self.final
+        if self.deaths and final is not None:
+            if final.queued == 0 and final.held == 0 and final.balanced:
+                lines.append("the other processes fetched them: nothing is lost")
+            else:
+                lines.append(
+                    f"{final.queued + final.held} URL(s) were left queued or held when the "
+                    "crawl stopped; they are in the accounting"
+                )
+        if self.bad_lines:
+            lines.append(f"{self.bad_lines} line(s) from the processes were not records: left out")
+        return lines
+
+    def per_process(self) -> str:
+        return ", ".join(f"#{c.number + 1} {c.records}" for c in self.children)
+
+
+def _whole(value: object) -> int:
+    try:
+        return max(0, int(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 0

@@ -1,0 +1,126 @@
+"""Limits of a crawl over processes hold for the whole crawl, not each process: counted
+where the pages are served."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis_support import fetched
+from test_procs import accounting_line, procs_crawl
+
+
+class CountingSite(threading.Thread):
+    """A real aiohttp site of linked pages in a thread of its own, counting page GETs,
+    the most it answered at once, and when each began. `tree`: page n links to pages
+    n*links+1 ... n*links+links, so each page has one depth."""
+
+    def __init__(
+        self, pages: int = 2000, links: int = 8, tree: bool = False, linger: float = 0.0
+    ) -> None:
+        super().__init__(daemon=True)
+        self.pages, self.links, self.tree, self.linger = pages, links, tree, linger
+        self.gets = 0
+        self.now = self.most = 0
+        self.starts: list[float] = []
+        self.url = ""
+        self.ready = threading.Event()
+        self._stop_it: object = None
+
+    def run(self) -> None:
+        import asyncio
+
+        from aiohttp import web
+
+        async def page(request: web.Request) -> web.Response:
+            self.gets += 1
+            self.starts.append(time.monotonic())
+            self.now += 1
+            self.most = max(self.most, self.now)
+            try:
+                await asyncio.sleep(self.linger)
+            finally:
+                self.now -= 1
+            n = int(request.match_info["n"])
+            if self.tree:
+                targets = [n * self.links + k for k in range(1, self.links + 1)]
+            else:
+                targets = [(n * 7 + k) % self.pages for k in range(1, self.links + 1)]
+            hrefs = [f"/page/{t}" for t in targets]
+            body = "".join(f'<a href="{h}">{h}</a>' for h in hrefs)
+            return web.Response(text=f"<html><body>{body}</body></html>", content_type="text/html")
+
+        async def serve() -> None:
+            app = web.Application()
+            app.router.add_get("/page/{n}", page)
+            runner = web.AppRunner(app)
+            await runner.setup()
+            tcp = web.TCPSite(runner, "127.0.0.1", 0)
+            await tcp.start()
+            port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            self.url = f"http://127.0.0.1:{port}/page/0"
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            self._stop_it = lambda: loop.call_soon_threadsafe(stop.set)
+            self.ready.set()
+            await stop.wait()
+            await runner.cleanup()
+
+        asyncio.run(serve())
+
+    def stop(self) -> None:
+        if callable(self._stop_it):
+            self._stop_it()
+        self.join(timeout=10)
+
+
+def serving(site: CountingSite) -> Iterator[CountingSite]:
+    site.start()
+    assert site.ready.wait(10)
+    try:
+        yield site
+    finally:
+        site.stop()
+
+
+@pytest.fixture
+def site() -> Iterator[CountingSite]:
+    yield from serving(CountingSite())
+
+
+def crawled(site: CountingSite, out: Path, *options: str) -> str:
+    """The report of `crawl --procs 3` of `site`, all went well."""
+    proc = procs_crawl(site.url, "--procs", "3", "--ignore-robots", "-o", str(out), *options)
+    report, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return report
+
+
+def test_max_pages_holds_for_the_whole_crawl(site: CountingSite, tmp_path: Path) -> None:
+    out = tmp_path / "all.jsonl"
+    report = crawled(site, out, "--max-pages", "100")
+    assert site.gets == 100  # counted where the pages are served
+    assert len(fetched(out)) == 100
+    last = accounting_line(report)
+    assert last.endswith("(all accounted for)") and " 100 done + " in last
+
+
+def test_max_depth_holds_for_the_whole_crawl(tmp_path: Path) -> None:
+    for site in serving(CountingSite(links=3, tree=True)):
+        crawled(site, tmp_path / "all.jsonl", "--max-depth", "3")
+        assert site.gets == 1 + 3 + 9 + 27  # depths 0 to 3, each page once
+
+
+def test_per_host_and_delay_hold_for_the_whole_crawl(tmp_path: Path) -> None:
+    for site in serving(CountingSite(pages=60, links=4, linger=0.02)):
+        crawled(site, tmp_path / "all.jsonl", "--per-host", "2", "--max-tasks", "10")
+        assert site.gets == 60 and site.most <= 2
+    for site in serving(CountingSite(pages=8, links=2)):
+        crawled(site, tmp_path / "slow.jsonl", "--delay", "0.2", "--max-tasks", "10")
+        assert site.gets == 8
+        gaps = [b - a for a, b in zip(site.starts, site.starts[1:], strict=False)]
+        # A floor the cluster keeps, whatever the load: a slow machine only widens gaps.
+        assert min(gaps) >= 0.19
