@@ -48,7 +48,7 @@ from ..widgets.keys_footer import KeysFooter
 from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
-from ..widgets.status_line import StatusLine, StatusView, state_counts
+from ..widgets.status_line import StatusLine, StatusView
 from ..widgets.workers_table import WorkersTable
 
 # A crawl waits at most this long for the screen to take its running shape (settle).
@@ -382,16 +382,16 @@ class PanelsScreen(TimedScreen):
         # "Suspended at" costs a walk of each task; only a frame that redraws the table
         # shows it.
         over = last is not None and last.phase in OVER
-        snap = self.snap = source.snapshot(self._table.visible_ids() if table or over else ())
+        snap = self.snap = source.snapshot(self._table.wanted_ids() if table or over else ())
         a = snap.accounting
         finished = a.done + a.failed
         over = snap.phase in OVER
         self._feed_history(snap)
         if table or over:
-            self._table.show(snap.workers, snap.elapsed)
+            self._table.show(snap.workers, snap.elapsed, snap.worker_ids)
             self._fit_workers(self._table.rows_to_fit)
-            # Counted from the rows just drawn, so the header and the rows agree.
-            self._status.show_states(state_counts(snap.workers))
+            # Of the instant the rows just drawn were taken at, so the two agree.
+            self._status.show_states(snap.state_counts())
         if not self._history_shown:
             self._history_shown = True
             self._queue.show_history(self._history.queue_sizes(), self._history.throughputs())
@@ -401,7 +401,7 @@ class PanelsScreen(TimedScreen):
                 rate = finished / snap.elapsed if snap.elapsed else 0.0
             else:
                 rate = self._history.rate(snap.t, finished)
-        paused = sum(1 for w in snap.workers if w.state is WorkerState.PAUSED)
+        paused = dict(snap.state_counts()).get(WorkerState.PAUSED, 0)
         self._queue.show(
             QueueView(snap.phase, a, snap.unfinished, snap.live_workers, paused, rate, over)
         )
@@ -482,6 +482,9 @@ class PanelsScreen(TimedScreen):
 
     def on_workers_table_highlighted(self, _event: WorkersTable.Highlighted) -> None:
         self.refresh_bindings()
+
+    def on_workers_table_rows_wanted(self, _event: WorkersTable.RowsWanted) -> None:
+        self.redraw()
 
     def on_resize(self, event: events.Resize) -> None:
         if not hasattr(self, "_panels"):
