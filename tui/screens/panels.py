@@ -281,7 +281,7 @@ class PanelsScreen(TimedScreen):
             return  # shutting down: the widgets are being taken off the screen
         started = time.perf_counter()
         self.advance()
-        self.redraw(table=kind == "table", pulse=kind == "pulse")
+        self.redraw(table=kind == "table", pulse=kind == "pulse", rows=kind == "rows")
         self.frames += 1
         cost = time.perf_counter() - started
         self.frame_costs.append(cost)
@@ -358,9 +358,9 @@ class PanelsScreen(TimedScreen):
     def advance(self) -> None:
         """Move the source on before a frame is drawn (a replay's clock)."""
 
-    def redraw(self, table: bool = True, pulse: bool = False) -> None:
-        """Draw the source's state now: everything, all but the table (light), or only the
-        status line (a pulse)."""
+    def redraw(self, table: bool = True, pulse: bool = False, rows: bool = False) -> None:
+        """Draw the source's state now: everything, all but the table (light), the table's
+        rows and the status line (rows), or only the status line (a pulse)."""
         if not self._widgets_found:
             return
         source = self.source
@@ -377,6 +377,20 @@ class PanelsScreen(TimedScreen):
                 self._feed_history(glance)
                 self._show_status(glance)
                 self._refresh_bindings_if_changed(glance)
+                return
+            table = True
+        if rows and last is not None:
+            # The rows on screen, from their views alone; the other panels keep their
+            # pace. A change of phase makes this a full frame, as for a pulse.
+            snap = source.snapshot(self._table.wanted_ids())
+            if snap.phase is last.phase and snap.phase not in OVER:
+                self.snap = snap
+                self._feed_history(snap)
+                self._table.show(snap.workers, snap.elapsed, snap.worker_ids)
+                self._fit_workers(self._table.rows_to_fit)
+                self._status.show_states(snap.state_counts())
+                self._show_status(snap)
+                self._refresh_bindings_if_changed(snap)
                 return
             table = True
         # "Suspended at" costs a walk of each task; only a frame that redraws the table
