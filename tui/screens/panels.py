@@ -498,7 +498,9 @@ class PanelsScreen(TimedScreen):
         self.refresh_bindings()
 
     def on_workers_table_rows_wanted(self, _event: WorkersTable.RowsWanted) -> None:
-        self.redraw()
+        # The rows alone: the other panels keep their pace (and a reader waiting for a
+        # whole frame still waits for the next table frame).
+        self.redraw(table=False, rows=True)
 
     def on_resize(self, event: events.Resize) -> None:
         if not hasattr(self, "_panels"):
