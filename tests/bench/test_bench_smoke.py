@@ -21,6 +21,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "ui_overhead": ("summary", "terminal"),
     "screen_scale": ("kb_per_worker_screen", "frame_ms_mean", "frames_skipped"),
     "memory": ("idle", "big_crawl"),
+    "per_core": ("rows", "summary"),
+    "table_pace": ("summary", "runs"),
 }
 
 
