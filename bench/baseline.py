@@ -91,6 +91,42 @@ async def crawl(root: str, workers: int, stamps: list[float] | None = None) -> B
     )
 
 
+async def fetch_only(
+    root: str, workers: int, pages: int, stamps: list[float] | None = None
+) -> BaselineResult:
+    """The ceiling of this stack: aiohttp fetching the site's pages (root, then
+    page/0 .. page/pages-1, known in advance) and reading each body, nothing else."""
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for url in (root, *(f"{root}page/{n}" for n in range(pages))):
+        queue.put_nowait(url)
+    counts = {"pages": 0, "errors": 0}
+
+    async def work(session: aiohttp.ClientSession) -> None:
+        while True:
+            url = await queue.get()
+            try:
+                async with session.get(url, allow_redirects=False) as response:
+                    await response.read()
+                counts["pages"] += 1
+            except (aiohttp.ClientError, TimeoutError):
+                counts["errors"] += 1
+            finally:
+                if stamps is not None:
+                    stamps.append(time.perf_counter())
+                queue.task_done()
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        tasks = [asyncio.create_task(work(session)) for _ in range(workers)]
+        await queue.join()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return BaselineResult(
+        counts["pages"], counts["errors"], time.perf_counter() - t0, time.process_time() - c0
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("root")

@@ -54,13 +54,13 @@ async def child_tui(url: str, workers: int, seconds: float) -> dict[str, Any]:
     running = asyncio.create_task(app.run_async(headless=True, size=TUI_SIZE))
     await _until(lambda: live.crawler is not None and len(live.crawler.workers) >= workers, running)
     panels = app.panels
-    await _until(lambda: panels.snap is not None and len(panels.snap.workers) >= workers, running)
+    table: Any = panels.query_one("#workers")
+    await _until(lambda: table.row_count >= workers, running)
     await asyncio.sleep(0.5)  # the first frames, the table's first rows
     skipped = lambda: getattr(panels, "frames_skipped", 0)  # noqa: E731 (older screens: none)
     costs0, frames0, skipped0 = len(panels.frame_costs), panels.frames, skipped()
     await asyncio.sleep(seconds / 2)
     # Half the time with the cursor on the last worker: the table scrolled to its end.
-    table: Any = panels.query_one("#workers")
     (getattr(table, "action_last", None) or table.action_scroll_bottom)()
     await asyncio.sleep(seconds / 2)
     costs = [c * 1000 for c in list(panels.frame_costs)[costs0:]]
@@ -92,10 +92,15 @@ async def child_headless(url: str, workers: int, seconds: float) -> dict[str, An
     return result
 
 
-def run_child(mode: str, url: str, workers: int, seconds: float) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.screen_scale", "--child", mode, "--url", url]
+def run_child(
+    mode: str, url: str, workers: int, seconds: float, before: Path | None = None
+) -> dict[str, Any]:
+    """One child process; with `before`, the checkout there (and its .venv) runs it."""
+    python = sys.executable if before is None else str(before / ".venv" / "bin" / "python")
+    cmd = [python, "-m", "bench.screen_scale", "--child", mode, "--url", url]
     cmd += ["--workers", str(workers), "--seconds", str(seconds)]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    cwd = REPO if before is None else before
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -105,62 +110,71 @@ def run_child(mode: str, url: str, workers: int, seconds: float) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--workers", type=int, help="default 10000; quick 2000")
-    p.add_argument("--seconds", type=float, help="of frames measured (default 4; quick 1)")
+    p.add_argument("--workers", type=int, nargs="+", help="default 100 1000 10000; quick 2000")
+    p.add_argument("--seconds", type=float, help="of frames measured (default 3; quick 1)")
+    p.add_argument("--before", type=Path, help="a checkout to measure alongside (its .venv)")
     p.add_argument("--child", choices=("tui", "headless"), help=argparse.SUPPRESS)
     p.add_argument("--url", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    args.workers = args.workers or (2000 if args.quick else 10_000)
-    args.seconds = args.seconds or (1.0 if args.quick else 4.0)
+    args.workers = args.workers or ([2000] if args.quick else [100, 1000, 10_000])
+    args.seconds = args.seconds or (1.0 if args.quick else 3.0)
     if args.child:
         child = child_tui if args.child == "tui" else child_headless
-        print(json.dumps(asyncio.run(child(args.url, args.workers, args.seconds))))
+        print(json.dumps(asyncio.run(child(args.url, args.workers[0], args.seconds))))
         return 0
 
-    print(f"{args.workers:,} workers on screen; {machine_line()}")
+    print(f"{', '.join(f'{n:,}' for n in args.workers)} workers on screen; {machine_line()}")
+    versions = {"now": None, **({"before": args.before} if args.before else {})}
     runs: dict[str, dict[str, Any]] = {}
     with DemoSite(SiteOptions(pages=100)) as site:
-        for mode in ("tui", "headless"):
-            for workers in (FEW, args.workers):
-                runs[f"{mode}/{workers}"] = run_child(mode, site.url, workers, args.seconds)
-    many = args.workers - FEW
+        # Interleaved: each count of workers, every version and mode, before the next.
+        for workers in (FEW, *args.workers):
+            for version, where in versions.items():
+                for mode in ("tui", "headless"):
+                    key = f"{version}/{mode}/{workers}"
+                    runs[key] = run_child(mode, site.url, workers, args.seconds, where)
 
-    def per_worker(mode: str) -> float:
-        grown = runs[f"{mode}/{args.workers}"]["rss_kib"] - runs[f"{mode}/{FEW}"]["rss_kib"]
-        return grown * 1024 / many / 1000  # KB
+    def per_worker(version: str, mode: str, workers: int) -> float:
+        grown = (
+            runs[f"{version}/{mode}/{workers}"]["rss_kib"]
+            - runs[f"{version}/{mode}/{FEW}"]["rss_kib"]
+        )
+        return grown * 1024 / (workers - FEW) / 1000  # KB
 
-    tui, headless = per_worker("tui"), per_worker("headless")
-    big = runs[f"tui/{args.workers}"]
-    figures = {
-        "workers": args.workers,
-        "kb_per_worker_tui": tui,
-        "kb_per_worker_headless": headless,
-        "kb_per_worker_screen": tui - headless,
-        "frame_ms_mean": big["frame_ms_mean"],
-        "frame_ms_p99": big["frame_ms_p99"],
-        "frame_ms_max": big["frame_ms_max"],
-        "frames": big["frames"],
-        "frames_skipped": big["frames_skipped"],
-        "fps": big["frames"] / args.seconds,
-        "runs": runs,
-    }
+    rows: list[list[object]] = []
+    by_workers: dict[str, dict[str, Any]] = {}
+    for workers in args.workers:
+        for version in versions:
+            big = runs[f"{version}/tui/{workers}"]
+            screen = per_worker(version, "tui", workers) - per_worker(version, "headless", workers)
+            entry = {
+                "kb_per_worker_screen": screen,
+                "frame_ms_mean": big["frame_ms_mean"],
+                "frame_ms_p99": big["frame_ms_p99"],
+                "fps": big["frames"] / args.seconds,
+                "frames_skipped": big["frames_skipped"],
+            }
+            by_workers[f"{version}/{workers}"] = entry
+            rows.append([f"{workers:,}", version, entry["frame_ms_mean"], entry["frame_ms_p99"],
+                         screen, entry["fps"]])  # fmt: skip
     print(
         table(
-            ["figure", "value", "target"],
-            [
-                ["memory per worker, TUI (KB)", tui, ""],
-                ["memory per worker, headless (KB)", headless, ""],
-                ["memory per worker, the screen's (KB)", tui - headless, f"<= {TARGET_KB:g}"],
-                ["frame ms, mean", big["frame_ms_mean"], f"<= {TARGET_FRAME_MS:g}"],
-                ["frame ms, p99", big["frame_ms_p99"], ""],
-                ["frames/s drawn", figures["fps"], ""],
-                ["frames skipped", big["frames_skipped"], ""],
-            ],
+            ["workers", "code", "frame ms mean", "frame ms p99", "screen KB/worker", "frames/s"],
+            rows,
         )
     )
-    screen_kb, frame = tui - headless, big["frame_ms_mean"]
+    most = by_workers[f"now/{max(args.workers)}"]
+    figures = {
+        "workers": max(args.workers),
+        "kb_per_worker_screen": most["kb_per_worker_screen"],
+        "frame_ms_mean": most["frame_ms_mean"],
+        "frames_skipped": most["frames_skipped"],
+        "by_workers": by_workers,
+        "runs": runs,
+    }
+    screen_kb, frame = most["kb_per_worker_screen"], most["frame_ms_mean"]
     notes = [
-        f"{args.workers:,} workers: the screen keeps {screen_kb:.2f} KB a worker (target"
+        f"{max(args.workers):,} workers: the screen keeps {screen_kb:.2f} KB a worker (target"
         f" {TARGET_KB:g}: {'met' if screen_kb <= TARGET_KB else 'NOT met'}); a frame costs"
         f" {frame:.1f} ms (target {TARGET_FRAME_MS:g}:"
         f" {'met' if frame <= TARGET_FRAME_MS else 'NOT met'})"

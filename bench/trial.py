@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from bench import baseline
@@ -69,6 +70,14 @@ async def crawl_baseline(root: str, workers: int) -> dict[str, Any]:
     return figures
 
 
+async def crawl_fetch(root: str, workers: int, pages: int) -> dict[str, Any]:
+    stamps: list[float] = []
+    figures: dict[str, Any] = asdict(await baseline.fetch_only(root, workers, pages, stamps))
+    figures["pages"] += figures["errors"]
+    figures["steady_pages_per_s"] = steady_rate(stamps)
+    return figures
+
+
 RUNNERS = {"engine": crawl_engine, "baseline": crawl_baseline}
 
 
@@ -80,16 +89,24 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(kind: str, site: DemoSite, workers: int) -> dict[str, Any]:
-    """Crawl `site` once in a fresh process: "engine", "baseline" or "command" (the CLI)."""
-    if kind == "command":
+def run(kind: str, site: DemoSite, workers: int, before: Path | None = None) -> dict[str, Any]:
+    """Crawl `site` once in a fresh process: "engine", "baseline", "fetch" (aiohttp
+    fetching alone) or "command" (the CLI); with `before`, the engine of the checkout
+    there (with its own .venv), for a side-by-side of two versions."""
+    if before is not None:
+        python = str(before / ".venv" / "bin" / "python")
+        cmd = [python, "-m", "bench.trial", "engine", site.url, "--workers", str(workers)]
+    elif kind == "command":
         cmd = [sys.executable, "-m", "crawlscope", "crawl", site.url]
         cmd += ["--max-tasks", str(workers), "--per-host", "0", "-q"]
     else:
         cmd = [sys.executable, "-m", "bench.trial", kind, site.url, "--workers", str(workers)]
+        if kind == "fetch":
+            cmd += ["--pages", str(site.options.pages)]
     cpu0 = _children_cpu()
     with CpuWatch(site) as watch:
-        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+        cwd = REPO if before is None else before
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
         outside = watch.stop(crawler_cpu=_children_cpu() - cpu0)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
@@ -123,11 +140,15 @@ def run(kind: str, site: DemoSite, workers: int) -> dict[str, Any]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description="one measured crawl, as a JSON line")
-    p.add_argument("kind", choices=sorted(RUNNERS))
+    p.add_argument("kind", choices=sorted([*RUNNERS, "fetch"]))
     p.add_argument("root")
     p.add_argument("--workers", type=int, default=100)
+    p.add_argument("--pages", type=int, default=0, help="the site's pages (fetch: its URLs)")
     args = p.parse_args()
-    figures = asyncio.run(RUNNERS[args.kind](args.root, args.workers))
+    if args.kind == "fetch":
+        figures = asyncio.run(crawl_fetch(args.root, args.workers, args.pages))
+    else:
+        figures = asyncio.run(RUNNERS[args.kind](args.root, args.workers))
     figures["max_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(figures))
 

@@ -75,6 +75,48 @@ _NETWORK = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//[A-Za-z0-9.\-]+(?::[0-9]
 _CACHE_SIZE = 50_000  # about 13 MB when full; then it starts again
 _resolved: dict[tuple[str, str], str | None] = {}
 
+# An href that is a path of unreserved characters in non-empty segments (dot segments
+# allowed), perhaps with a fragment: resolved by string work alone (RFC 3986 5.2), which
+# is what normalize() gives for it against a base in normal form, at a tenth of the cost.
+# Pages of a big site link mostly to pages not seen yet, so the cache above misses for
+# most hrefs, and normalize() was the largest cost of a page after the parse.
+_SIMPLE_PATH = re.compile(r"(/?)([A-Za-z0-9_~.\-]+(?:/[A-Za-z0-9_~.\-]+)*/?)(?:#[!-\[\]-~]*)?")
+# Whether a base's scheme, authority and directory are as normalize() writes them (so a
+# path joined to them is too): by directory, bounded like the cache.
+_normal_dirs: dict[str, bool] = {}
+_NORMAL_DIRS_KEPT = 4096
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 5.2.4 for a path of non-empty segments that starts with "/"."""
+    if "/." not in path:
+        return path
+    out: list[str] = []
+    segments = path.split("/")[1:]
+    last = len(segments) - 1
+    for i, segment in enumerate(segments):
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+            continue
+        if i == last:
+            out.append("")  # "a/.." and "a/." end in a directory
+    return "/" + "/".join(out)
+
+
+def _is_normal_directory(directory: str) -> bool:
+    known = _normal_dirs.get(directory)
+    if known is None:
+        # No userinfo (normalize masks a password), no empty segment, nothing escaped.
+        plain = "@" not in directory and "//" not in directory.partition("://")[2]
+        known = plain and "%" not in directory and normalize(directory) == directory
+        if len(_normal_dirs) >= _NORMAL_DIRS_KEPT:
+            _normal_dirs.clear()
+        _normal_dirs[directory] = known
+    return known
+
 
 class _Resolver:
     """Normalises the hrefs of one page against its base URL."""
@@ -82,6 +124,7 @@ class _Resolver:
     def __init__(self, base: str) -> None:
         self.base = base
         self._url: URL | None = None
+        self._path_start = -1
         scheme_end = base.find("://")
         path_start = base.find("/", scheme_end + 3) if scheme_end > 0 else -1
         if path_start < 0:
@@ -93,6 +136,7 @@ class _Resolver:
         self.origin = sys.intern(base[:path_start])
         path = base[path_start:].split("?", 1)[0].split("#", 1)[0]
         self.directory = sys.intern(base[: path_start + path.rfind("/") + 1])
+        self._path_start = path_start
 
     def _context(self, href: str) -> str:
         """The part of the base that resolving `href` depends on (or more of it)."""
@@ -106,15 +150,31 @@ class _Resolver:
             return self.base
         return self.directory
 
+    def _simple(self, href: str) -> str | None:
+        """`href` resolved by string work, if it is a plain path (or this site's own
+        absolute URL of one) and the base is in normal form; else None."""
+        if self._path_start < 0:
+            return None  # not the shape normalize() gives
+        if href.startswith(self.origin) and href[len(self.origin) : len(self.origin) + 1] == "/":
+            href = href[len(self.origin) :]  # the site's own spelling of its origin
+        match = _SIMPLE_PATH.fullmatch(href)
+        if match is None or not _is_normal_directory(self.directory):
+            return None
+        slash, path = match.groups()
+        merged = "/" + path if slash else self.directory[self._path_start :] + path
+        return self.origin + _remove_dot_segments(merged)
+
     def __call__(self, href: str) -> str | None:
         key = (self._context(href), href)
         try:
             return _resolved[key]
         except KeyError:
             pass
-        if self._url is None:
-            self._url = URL(self.base)
-        url = normalize(href, self._url)
+        url = self._simple(href)
+        if url is None:
+            if self._url is None:
+                self._url = URL(self.base)
+            url = normalize(href, self._url)
         if len(_resolved) >= _CACHE_SIZE:
             _resolved.clear()
         _resolved[key] = url
@@ -316,36 +376,47 @@ class _LinkBuilder(LXMLTreeBuilder):
 
     def feed(self, markup: Any) -> None:
         assert self.soup is not None
-        encoding = self.soup.original_encoding
-        links = self.links
-        try:
-            kept = _take_parser(encoding)
-        except LookupError as exc:  # an encoding neither lxml nor Python knows
+        _feed(markup, self.soup.original_encoding, self.links)
+
+
+def _feed(markup: bytes, encoding: str | None, links: _PageLinks) -> None:
+    """Parse `markup` in `encoding` with a kept parser, its links into `links`; raises
+    ParserRejectedMarkup when lxml (or the codec) refuses it."""
+    try:
+        kept = _take_parser(encoding)
+    except LookupError as exc:  # an encoding neither lxml nor Python knows
+        raise ParserRejectedMarkup(exc) from exc
+    parser, target, decoder = kept
+    try:
+        decode = None if decoder is None else decoder(errors="replace").decode
+        target.links = links
+        # At least one feed, even of nothing, or lxml's parser is never set up.
+        for at in range(0, len(markup) or 1, FEED_BYTES):
+            piece = markup[at : at + FEED_BYTES]
+            parser.feed(piece if decode is None else decode(piece))
+            if links.done:
+                break
+        else:
+            if decode is not None:
+                parser.feed(decode(b"", True))  # a character cut short at the end
+        parser.close()  # which readies it for the next page
+    except BaseException as exc:
+        # lxml resets a parser whose feed raised, but one left in the middle of a page
+        # would begin the next page there: not worth trusting on so rare a path, so
+        # this one is not given back (the collector frees it).
+        if isinstance(exc, UnicodeDecodeError | LookupError | etree.ParserError):
             raise ParserRejectedMarkup(exc) from exc
-        parser, target, decoder = kept
-        try:
-            decode = None if decoder is None else decoder(errors="replace").decode
-            target.links = links
-            # At least one feed, even of nothing, or lxml's parser is never set up.
-            for at in range(0, len(markup) or 1, FEED_BYTES):
-                piece = markup[at : at + FEED_BYTES]
-                parser.feed(piece if decode is None else decode(piece))
-                if links.done:
-                    break
-            else:
-                if decode is not None:
-                    parser.feed(decode(b"", True))  # a character cut short at the end
-            parser.close()  # which readies it for the next page
-        except BaseException as exc:
-            # lxml resets a parser whose feed raised, but one left in the middle of a page
-            # would begin the next page there: not worth trusting on so rare a path, so
-            # this one is not given back (the collector frees it).
-            if isinstance(exc, UnicodeDecodeError | LookupError | etree.ParserError):
-                raise ParserRejectedMarkup(exc) from exc
-            raise
-        finally:
-            target.links = None
-        _give_back(encoding, kept)
+        raise
+    finally:
+        target.links = None
+    _give_back(encoding, kept)
+
+
+# UTF-8, UTF-32 (before UTF-16: it begins with UTF-16 LE's) and UTF-16, as bs4 strips them.
+_BYTE_ORDER_MARKS = (
+    codecs.BOM_UTF8, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE,
+    codecs.BOM_UTF16_BE,
+)  # fmt: skip
 
 
 def parse_links(
@@ -356,8 +427,18 @@ def parse_links(
 
     Links resolve against the page's first <base href>, if it has one (see _PageLinks).
     """
-    # bs4 falls back to other encodings by itself if the first choice cannot decode the body.
     first = choose_encoding(body, charset)
+    if not body.startswith(_BYTE_ORDER_MARKS):
+        # What BeautifulSoup does first, without it: its constructor, builder and soup
+        # cost a small page as much as a third of its parse. It strips a byte-order mark
+        # first; a page with one takes the way through it.
+        links = _PageLinks(page_url, max_links)
+        try:
+            _feed(body, first, links)
+            return first, list(links.urls)
+        except ParserRejectedMarkup:
+            pass  # not in that encoding: bs4 tries the next ones, from the first again
+    # bs4 falls back to other encodings by itself if the first choice cannot decode the body.
     builder = _LinkBuilder(page_url, max_links)
     soup = BeautifulSoup(body, builder=builder, from_encoding=first)
     encoding = soup.original_encoding or first

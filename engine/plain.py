@@ -146,6 +146,23 @@ def _make_decoder(hint: Any) -> Decode:
             return tuple(out)
 
         return decode_tuple
+    if origin is tuple and args and Ellipsis not in args:
+        items = [_decoder(arg) for arg in args]
+        size = f"is not a list of {len(items)}"
+
+        def decode_fixed(value: object) -> tuple[Any, ...]:
+            if not isinstance(value, list | tuple) or len(value) != len(items):
+                raise _Wrong(size)
+            out = []
+            for i, (check, each) in enumerate(zip(items, value, strict=True)):
+                try:
+                    out.append(check(each))
+                except _Wrong as wrong:
+                    wrong.path.append(f"[{i}]")
+                    raise
+            return tuple(out)
+
+        return decode_fixed
     raise TypeError(f"no check for a field of type {hint!r}")  # a new field type: add one
 
 

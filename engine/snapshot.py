@@ -8,7 +8,8 @@ this process, written to a file, or sent to a viewer in another (`to_plain` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
@@ -81,6 +82,32 @@ class Snapshot:
     # The latest warnings (lints), oldest first, at most MAX_WARNINGS; and how many so far.
     warnings: tuple[Lint, ...] = ()
     warning_count: int = 0
+    # A source that builds only the rows a screen asked for (a view per worker per frame
+    # was 80% of a frame at 10,000 workers) says so here: every worker's id in row order,
+    # with `workers` the asked rows alone; and the live workers by state, and those asked
+    # to stop, as it counted them when they changed. None: `workers` is every worker, and
+    # the counts come from it.
+    worker_ids: tuple[int, ...] | None = None
+    states: StateCounts | None = None
+    retiring: int = 0
+
+    def state_counts(self) -> StateCounts:
+        """The live workers by state, in the engine's order of states."""
+        if self.states is not None:
+            return self.states
+        return count_states(w.state for w in self.workers if w.alive)
+
+    def row_ids(self) -> tuple[int, ...]:
+        """Every worker's id, in row order."""
+        if self.worker_ids is not None:
+            return self.worker_ids
+        return tuple(w.id for w in self.workers)
+
+    def removable(self) -> int:
+        """Live workers not yet asked to stop: what "remove a worker" can take."""
+        if self.worker_ids is not None:
+            return self.live_workers - self.retiring
+        return sum(1 for w in self.workers if w.alive and not w.retiring)
 
     def to_plain(self) -> dict[str, Any]:
         """Dicts, lists, strings and numbers only: what json.dumps takes as it is."""
@@ -110,4 +137,33 @@ class Snapshot:
             holds=tuple(Hold(**hold) for hold in data["holds"]),
             warnings=tuple(Lint(**{**w, "kind": LintKind(w["kind"])}) for w in data["warnings"]),
             warning_count=int(data["warning_count"]),
+            worker_ids=_ids(data.get("worker_ids")),
+            states=_states(data.get("states")),
+            retiring=int(data.get("retiring", 0)),
         )
+
+
+# The live workers by state: (state, count) for each state with any, in WorkerState's
+# order, so that a line drawn from it does not reorder itself as the counts move.
+StateCounts = tuple[tuple[WorkerState, int], ...]
+
+
+def count_states(states: Iterable[WorkerState]) -> StateCounts:
+    counts = Counter(states)
+    return tuple((state, counts[state]) for state in WorkerState if counts[state])
+
+
+def _ids(data: object) -> tuple[int, ...] | None:
+    if data is None:
+        return None
+    if not isinstance(data, list | tuple):
+        raise TypeError("worker_ids is not a list")
+    return tuple(int(i) for i in data)
+
+
+def _states(data: object) -> StateCounts | None:
+    if data is None:
+        return None
+    if not isinstance(data, list | tuple):
+        raise TypeError("states is not a list")
+    return tuple((WorkerState(state), int(count)) for state, count in data)

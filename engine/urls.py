@@ -92,6 +92,9 @@ def registrable_domain(host: str) -> str:
     return _suffix_list().privatesuffix(host) or host
 
 
+_KEYS_KEPT = 4096  # hosts whose scope key a Scope keeps
+
+
 class Scope:
     """Which URLs the crawl may fetch.
 
@@ -111,9 +114,23 @@ class Scope:
         self.strict = strict
         self.exclude = tuple(exclude)
         self.max_length = max_length
+        self._known: dict[str, tuple[str, int | None]] = {}
         self._keys = {self._key(url) for url in roots}
 
     def _key(self, url: str) -> tuple[str, int | None]:
+        # By the URL's scheme and authority, which are all it depends on: a crawl asks
+        # of the same few hosts for every link (urlsplit and ipaddress cost ~10 us).
+        end = url.find("/", url.find("//") + 2) if "//" in url else -1
+        authority = url[:end] if end > 0 else url
+        known = self._known.get(authority)
+        if known is None:
+            known = self._key_of(authority)
+            if len(self._known) >= _KEYS_KEPT:
+                self._known.clear()
+            self._known[authority] = known
+        return known
+
+    def _key_of(self, url: str) -> tuple[str, int | None]:
         parts = urlsplit(url)
         host = parts.hostname or ""
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme)

@@ -170,8 +170,8 @@ class WatchedScreen(WatchedBase):
     def read_only(self) -> bool:
         return self.who_watches().read_only
 
-    def redraw(self, table: bool = True, pulse: bool = False) -> None:
-        super().redraw(table, pulse)
+    def redraw(self, table: bool = True, pulse: bool = False, rows: bool = False) -> None:
+        super().redraw(table, pulse, rows)
         if self._widgets_found:
             self._tell_refusals()
 

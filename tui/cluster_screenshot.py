@@ -112,7 +112,7 @@ def cluster_scene(target: Path) -> Path | None:
 
             def both_working() -> bool:
                 snap = app.panels.snap
-                numbers = {w.id // ID_STRIDE for w in snap.workers} if snap else set()
+                numbers = {i // ID_STRIDE for i in snap.row_ids()} if snap else set()
                 return len(cluster.processes) == 2 and numbers == {0, 1}
 
             await wait_until(both_working, "workers of both processes", timeout=STARTING)

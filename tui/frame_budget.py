@@ -30,6 +30,13 @@ TABLE_INTERVAL = 0.1
 TABLE_INTERVAL_BUSY = 1.0
 # ...and at least this often, whatever the budget below says.
 TABLE_MAX_GAP_BUSY = 2.0
+# Between those, the workers table's rows alone (with the status line) are redrawn at most
+# this often, as the allowance covers them: the screen's liveliest panel at five a second
+# where it was one (issue 32). Their views are built for the rows on screen only, so a
+# rows frame costs a fraction of a table frame (no recent fetches, queue or chains).
+# A hair under 0.2 s: three slots at 15 frames a second, whose float times may add up to
+# a little less.
+ROWS_INTERVAL_BUSY = 0.19
 # The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
 # more ready callbacks than one pass of the loop can run in a frame's time), the screen
 # may take at most this share of the loop's time. It is kept as an allowance: each frame
@@ -73,8 +80,8 @@ BUSY_CPU = 0.7
 SATURATION_HOLD = 1.0
 
 # What a frame draws: everything; all but the table, the recent fetches and the chains;
-# the status line alone.
-FrameKind = Literal["table", "light", "pulse"]
+# the workers table and the status line; the status line alone.
+FrameKind = Literal["table", "light", "rows", "pulse"]
 
 
 def next_slot(due: float, late: float, interval: float) -> tuple[float, int]:
@@ -105,6 +112,11 @@ class FrameBudget:
         # table_tick holds the tick's part.
         self.table_cost = 0.0
         self.table_tick: float | None = None
+        # The same for the last rows frame, and when it was.
+        self.rows_cost = 0.0
+        self.rows_tick: float | None = None
+        self.rows_at = float("-inf")
+        self.tables = 0  # frames that redrew the workers table: table and rows frames
         # The frame number and loop time of the workers table's last timed redraw.
         self.table_frame = -TABLE_EVERY
         self.table_at = float("-inf")
@@ -122,6 +134,8 @@ class FrameBudget:
         self.spend(seconds)
         if kind == "table":
             self.table_tick = seconds
+        elif kind == "rows":
+            self.rows_tick = seconds
 
     def drawn(self, seconds: float) -> None:
         """Textual drew the screen's changes (a refresh or a layout) in `seconds`."""
@@ -129,6 +143,9 @@ class FrameBudget:
         if self.table_tick is not None:
             self.table_cost = self.table_tick + seconds
             self.table_tick = None
+        if self.rows_tick is not None:
+            self.rows_cost = self.rows_tick + seconds
+            self.rows_tick = None
 
     def slot(self, now: float, late: float, cpu: float, frames: int) -> FrameKind | None:
         """A frame slot at loop time `now`, `late` seconds after its time, the process
@@ -158,10 +175,19 @@ class FrameBudget:
             and self.allowance >= self.table_cost * TABLE_EARLY_COVER
         ):
             kind = "table"
+        elif (
+            now - max(self.rows_at, self.table_at) >= ROWS_INTERVAL_BUSY
+            and self.allowance >= self.rows_cost * TABLE_EARLY_COVER
+        ):
+            kind = "rows"
         else:
             kind = "pulse"
         if kind == "table":
             self.table_frame, self.table_at = frames, now
+        if kind == "rows":
+            self.rows_at = now
+        if kind in ("table", "rows"):
+            self.tables += 1
         return kind
 
     def judge_load(self, now: float, late: float, busy: float) -> bool:

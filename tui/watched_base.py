@@ -46,11 +46,11 @@ class WatchedBase(LiveScreen):
     def compose_bar(self) -> ComposeResult:
         yield self.bar
 
-    def redraw(self, table: bool = True, pulse: bool = False) -> None:
+    def redraw(self, table: bool = True, pulse: bool = False, rows: bool = False) -> None:
         if not self._widgets_found:
             return
         self.show_bar()
-        super().redraw(table, pulse)
+        super().redraw(table, pulse, rows)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "read_only":

@@ -47,6 +47,7 @@ from ..remote.protocol import (
 )
 from ..snapshot import MAX_WARNINGS, Accounting, Phase, Snapshot
 from ..text import printable
+from ..workers import WorkerState
 from .redis_frontier import ClusterFigures, key_prefix
 
 PUBLISH_EVERY = 0.5
@@ -63,6 +64,16 @@ CONTROLS = {
     "cancel_worker": True, "add_worker": False, "remove_worker": True, "set_slowmo": False,
     "stop": False,
 }  # fmt: skip
+
+
+class _Everything:
+    """Holds every worker id: `where_for` None."""
+
+    def __contains__(self, _item: object) -> bool:
+        return True
+
+
+_everything = _Everything()
 
 
 def process_name() -> str:
@@ -269,13 +280,20 @@ class ClusterCrawl:
         # One clock for the whole view, the longest-running process's; each process's
         # "since" is moved onto it so that every worker's time in its state is kept.
         elapsed = max((snap.elapsed for _, snap in snaps), default=0.0)
+        # Views for the rows asked for only (None: every worker); the ids and the counts
+        # of every process's workers, for the rest of the table and the status line.
+        ids = tuple(number * ID_STRIDE + i for number, snap in snaps for i in snap.row_ids())
+        asked = _everything if where_for is None else where_for
         workers = tuple(
-            replace(
-                view, id=number * ID_STRIDE + view.id, since=view.since + elapsed - snap.elapsed
-            )
+            replace(view, id=cluster_id, since=view.since + elapsed - snap.elapsed)
             for number, snap in snaps
             for view in (snap.workers if rows else ())
+            if (cluster_id := number * ID_STRIDE + view.id) in asked
         )
+        states = dict.fromkeys(WorkerState, 0)
+        for _, snap in snaps:
+            for state, n in snap.state_counts():
+                states[state] += n
         phases = {snap.phase for _, snap in snaps}
         return Snapshot(
             t=time.monotonic(),
@@ -290,6 +308,9 @@ class ClusterCrawl:
             slowmo=max((snap.slowmo for _, snap in snaps), default=0.0),
             crawl_delay=next((snap.crawl_delay for _, snap in snaps if snap.crawl_delay), ""),
             **_merged_timing(snaps, elapsed),
+            worker_ids=ids,
+            states=tuple((state, n) for state, n in states.items() if n),
+            retiring=sum(snap.live_workers - snap.removable() for _, snap in snaps),
         )
 
     def _in_order(self) -> list[tuple[str, Published]]:

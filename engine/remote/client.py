@@ -255,7 +255,9 @@ class RemoteCrawl:
             if self._snap is None:
                 raise BadMessage("a first frame without the workers")
             # A frame between the rows' frames: the figures move, the rows stay.
-            snap = dataclasses.replace(snap, workers=self._snap.workers)
+            snap = dataclasses.replace(
+                snap, workers=self._snap.workers, worker_ids=self._snap.worker_ids
+            )
         recent = message.get("recent")
         if not isinstance(recent, list):
             raise BadMessage("recent is not a list")

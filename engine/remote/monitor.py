@@ -34,7 +34,7 @@ import socket
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -773,8 +773,7 @@ class Monitor:
     def _worker(self, value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise Refused("worker must be a worker id (a whole number)")
-        ids = _worker_ids(self.observed.snapshot(()).workers)
-        if value not in ids:
+        if value not in self.observed.snapshot((), rows=False).row_ids():
             raise Refused(f"no worker {value}")
         return value
 
@@ -857,7 +856,3 @@ def _address(request: web.Request) -> str:
     peer = request.remote or "?"
     name = request.query.get(VIEWER_PARAM, "")
     return f"{name} via {peer}" if VIEWER_NAME.fullmatch(name) else peer
-
-
-def _worker_ids(workers: Sequence[Any]) -> set[int]:
-    return {w.id for w in workers}

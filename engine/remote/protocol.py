@@ -56,12 +56,13 @@ _RECORD_ORDER = tuple(f.name for f in dataclasses.fields(FetchRecord))
 def snapshot_to_plain(snap: Snapshot, rows: bool = True) -> dict[str, Any]:
     """What Snapshot.to_plain gives, built field by field (dataclasses.asdict copies
     deeply and costs a monitor several milliseconds a frame at 100 workers); without
-    "workers" when not `rows`, for a frame that leaves the rows as they were."""
+    "workers" (and "worker_ids") when not `rows`, for a frame that leaves the rows as they
+    were."""
     plain = {name: getattr(snap, name) for name in _SNAPSHOT_FIELDS}
     if rows:
         plain["workers"] = [{n: getattr(w, n) for n in _VIEW_FIELDS} for w in snap.workers]
     else:
-        del plain["workers"]
+        del plain["workers"], plain["worker_ids"]
     a = snap.accounting
     plain["accounting"] = {name: getattr(a, name) for name in _ACCOUNTING_FIELDS}
     plain["holds"] = [{n: getattr(h, n) for n in _HOLD_FIELDS} for h in snap.holds]

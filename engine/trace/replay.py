@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,15 @@ class _State:
     warning_count: int = 0
     lag: tuple[float, float] = (0.0, 0.0)  # loop lag p50, p99 at the last health event
     holds: tuple[Hold, ...] = ()
+    # The live workers by state and those asked to stop, kept as events apply: a frame
+    # reads them rather than count every worker (a snapshot builds the rows shown only).
+    states: dict[WorkerState, int] = field(default_factory=lambda: dict.fromkeys(WorkerState, 0))
+    retiring: int = 0
+
+    def count(self, w: ReplayWorker, sign: int) -> None:
+        if w.alive:
+            self.states[w.state] += sign
+            self.retiring += sign * w.retiring
 
     def copy(self) -> _State:
         return _State(
@@ -85,6 +94,8 @@ class _State:
             self.warning_count,
             self.lag,
             self.holds,
+            dict(self.states),
+            self.retiring,
         )  # fmt: skip
 
 
@@ -140,6 +151,8 @@ class ReplayedCrawl:
         self._checkpoints: list[_State] = [self._state.copy()]
         self._log = RedirectLog()  # the first `_log_hops` hops of the recording, as chains
         self._log_hops = 0
+        self._ids: tuple[int, ...] = ()  # every worker's id, sorted, for the workers below
+        self._ids_of: dict[int, ReplayWorker] | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> ReplayedCrawl:
@@ -190,6 +203,8 @@ class ReplayedCrawl:
             w = s.workers.get(event["worker"])
             if w is None:
                 w = s.workers[event["worker"]] = ReplayWorker(event["worker"])
+            else:
+                s.count(w, -1)
             w.state = WorkerState(event["state"])
             w.url = event.get("url")
             w.since = float(event["t"])
@@ -198,6 +213,7 @@ class ReplayedCrawl:
             w.retiring = bool(event.get("retiring", False))
             if "timing" in event:
                 w.timing = Summary(*(float(x) for x in event["timing"]))
+            s.count(w, 1)
         elif kind == "fetch":
             record = FetchRecord(**event["record"])
             (s.failed if record.failed else s.done)[record.url] = record
@@ -256,23 +272,32 @@ class ReplayedCrawl:
         return self._state.recent
 
     def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
-        # A recording holds no tasks to walk: "suspended at" stays empty.
-        now = self.position
-        until = self.elapsed
+        # A recording holds no tasks to walk: "suspended at" stays empty. Views are built
+        # for the rows asked for only (`where_for`; None: every worker).
+        s = self._state
+        shown: Iterable[ReplayWorker] = ()
+        if not rows:
+            pass
+        elif where_for is None:
+            shown = s.workers.values()
+        elif isinstance(where_for, Iterable):
+            shown = (s.workers[i] for i in sorted(where_for) if i in s.workers)
+        else:
+            asked = where_for
+            shown = (w for w in s.workers.values() if w.id in asked)
         views = tuple(
             WorkerView(
                 w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring, w.alive, "",
                 *w.timing,
             )
-            for w in self._state.workers.values()
-            if rows
+            for w in shown
         )  # fmt: skip
         return Snapshot(
-            t=now,
-            elapsed=until,
+            t=self.position,
+            elapsed=self.elapsed,
             phase=self.phase,
             workers=views,
-            live_workers=sum(1 for w in self._state.workers.values() if w.alive),
+            live_workers=sum(s.states.values()),
             accounting=self.accounting(),
             unfinished=self.unfinished,
             redirect_version=len(self._state.hops),
@@ -282,7 +307,18 @@ class ReplayedCrawl:
             holds=self._state.holds,
             warnings=tuple(self._state.warnings),
             warning_count=self._state.warning_count,
+            worker_ids=None if where_for is None and rows else self._row_ids(),
+            states=tuple((state, n) for state, n in s.states.items() if n),
+            retiring=s.retiring,
         )
+
+    def _row_ids(self) -> tuple[int, ...]:
+        # The same tuple while the workers are (the same dict, no worker added): a screen
+        # compares it with its rows by identity first.
+        workers = self._state.workers
+        if self._ids_of is not workers or len(self._ids) != len(workers):
+            self._ids_of, self._ids = workers, tuple(sorted(workers))
+        return self._ids
 
     def chains(self) -> list[Chain]:
         return self._redirects().chains(self._outcome)

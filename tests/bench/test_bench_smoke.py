@@ -22,6 +22,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "screen_scale": ("kb_per_worker_screen", "frame_ms_mean", "frames_skipped"),
     "memory": ("idle", "big_crawl"),
     "timing_cost": ("rows", "pages_per_s_ratio", "cpu_per_page_ratio", "fastest_ratio"),
+    "per_core": ("rows", "summary"),
+    "table_pace": ("summary", "runs"),
 }
 
 

@@ -12,7 +12,7 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoServer
-from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.snapshot import Phase, count_states
 from crawlscope.engine.workers import BUSY, WorkerState
 from crawlscope.tui.waiting import wait_until
 from helpers import assert_accounted, expected, outcomes
@@ -201,13 +201,17 @@ def fresh_views(crawler: Crawler) -> list[tuple[object, ...]]:
 
 
 def kept_views(crawler: Crawler) -> list[tuple[object, ...]]:
-    snap = crawler.snapshot(where_for=())
+    snap = crawler.snapshot(where_for=set(crawler.workers))
     views = [
         (v.id, v.state, v.url, v.since, v.pages, v.paused, v.retiring, v.alive)
         for v in snap.workers
     ]
     assert snap.live_workers == sum(1 for w in crawler.workers.values() if w.alive)
     assert snap.accounting.held == sum(1 for w in crawler.workers.values() if w.url)
+    # The counts kept as workers change agree with a count of every worker now.
+    live = [w for w in crawler.workers.values() if w.alive]
+    assert snap.state_counts() == count_states(w.state for w in live)
+    assert snap.retiring == sum(1 for w in live if w.retiring)
     return views
 
 

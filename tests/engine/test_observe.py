@@ -58,8 +58,11 @@ async def test_suspended_at_is_read_from_the_task_when_sampled() -> None:
         views = crawler.snapshot().workers
         # A paused worker waits on its go Event, and the snapshot says so, as plain text.
         assert all(view.suspended_at.startswith("Event.wait ") for view in views), views
-        only_first = crawler.snapshot(where_for={views[0].id}).workers
-        assert only_first[0].suspended_at and not only_first[1].suspended_at
+        # Asked for one row, a snapshot builds that row alone, and still names them all.
+        only_first = crawler.snapshot(where_for={views[0].id})
+        assert [v.id for v in only_first.workers] == [views[0].id]
+        assert only_first.workers[0].suspended_at
+        assert only_first.worker_ids == tuple(v.id for v in views)
         crawler.stop()
         await crawl
 

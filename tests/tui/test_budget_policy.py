@@ -13,6 +13,7 @@ from crawlscope.tui.frame_budget import (
     BUSY_CPU,
     FRAMES_PER_SECOND,
     MAX_GAP,
+    ROWS_INTERVAL_BUSY,
     SATURATION_HOLD,
     TABLE_EARLY_COVER,
     TABLE_EVERY,
@@ -31,7 +32,7 @@ def test_a_saturated_budget_pulses_and_draws_the_table_when_its_allowance_covers
     budget = FrameBudget()
     budget.saturated = True
     at = budget.table_at = 1000.0
-    budget.table_cost = 0.02
+    budget.table_cost = budget.rows_cost = 0.02
     budget.allowance = 0.005
     # The table was just drawn: the status line alone.
     assert budget.frame_kind(at + 0.1, frames=10) == "pulse"
@@ -51,6 +52,24 @@ def test_a_saturated_budget_pulses_and_draws_the_table_when_its_allowance_covers
     at = budget.table_at
     assert budget.frame_kind(at + TABLE_INTERVAL_BUSY, frames=14) == "pulse"
     assert budget.frame_kind(at + TABLE_MAX_GAP_BUSY, frames=15) == "table"
+
+
+def test_a_saturated_budget_redraws_the_rows_five_times_a_second_as_the_allowance_covers() -> None:
+    budget = FrameBudget()
+    budget.saturated = True
+    at = budget.table_at = 1000.0
+    budget.table_cost, budget.rows_cost = 0.02, 0.003
+    budget.allowance = 0.003 * TABLE_EARLY_COVER
+    slots = [at + n * SLOT for n in range(1, 15)]  # up to the next table, a second on
+    kinds = [budget.frame_kind(t, frames=n) for n, t in enumerate(slots)]
+    rows = [t for t, kind in zip(slots, kinds, strict=True) if kind == "rows"]
+    assert len(rows) == 4  # at 0.2, 0.4, 0.6, 0.8 s: with the table, five a second
+    assert all(b - a >= ROWS_INTERVAL_BUSY for a, b in zip([at, *rows], rows, strict=False))
+    assert set(kinds) == {"rows", "pulse"}
+    assert budget.tables == 4
+    # Not covered (twice over, as a table): the pulses go on instead.
+    budget.allowance = 0.003
+    assert budget.frame_kind(rows[-1] + ROWS_INTERVAL_BUSY, frames=20) == "pulse"
 
 
 def test_an_idle_loop_draws_every_slot_and_the_table_every_other_frame() -> None:
@@ -123,7 +142,9 @@ def test_a_saturated_slot_with_the_allowance_spent_draws_nothing() -> None:
         kinds.append(budget.slot(50.0 + n * 2 * SLOT, late=SLOT, cpu=cpu, frames=n))
         budget.spend(0.05)  # each frame costs far more than the slot earns
     assert budget.saturated
-    assert kinds == ["table", "pulse", "pulse", None]
+    # The third slot, ROWS_INTERVAL_BUSY after the table, can afford the rows (their cost
+    # not known yet); the fourth finds the allowance spent.
+    assert kinds == ["table", "pulse", "rows", None]
 
 
 def test_a_table_frame_costs_its_tick_and_the_drawing_that_follows_it() -> None:

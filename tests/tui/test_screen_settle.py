@@ -71,5 +71,8 @@ async def test_the_table_keeps_room_for_the_rows_it_expects_until_they_come() ->
         assert table.rows_to_fit == 50 and table.virtual_size.height == 51
         table.show([])  # no rows yet: the room stays
         assert table.rows_to_fit == 50
-        table.show(app.panels.snap.workers if app.panels.snap else [])
+        source = app.panels.source
+        assert source is not None
+        snap = source.snapshot(table.wanted_ids())  # none shown: the ids bring the rows
+        table.show(snap.workers, snap.elapsed, snap.worker_ids)
         assert table.rows_to_fit == 3 and table.virtual_size.height == 4

@@ -62,7 +62,7 @@ class LiveScreen(PanelsScreen):
                 return None
             if action == "cancel_worker" and w.retiring:
                 return None
-        if action == "remove_worker" and not any(w.alive and not w.retiring for w in snap.workers):
+        if action == "remove_worker" and not snap.removable():
             return None
         return True
 

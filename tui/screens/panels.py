@@ -48,7 +48,7 @@ from ..widgets.keys_footer import KeysFooter
 from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
-from ..widgets.status_line import StatusLine, StatusView, state_counts
+from ..widgets.status_line import StatusLine, StatusView
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
@@ -283,7 +283,7 @@ class PanelsScreen(TimedScreen):
             return  # shutting down: the widgets are being taken off the screen
         started = time.perf_counter()
         self.advance()
-        self.redraw(table=kind == "table", pulse=kind == "pulse")
+        self.redraw(table=kind == "table", pulse=kind == "pulse", rows=kind == "rows")
         self.frames += 1
         cost = time.perf_counter() - started
         self.frame_costs.append(cost)
@@ -360,9 +360,9 @@ class PanelsScreen(TimedScreen):
     def advance(self) -> None:
         """Move the source on before a frame is drawn (a replay's clock)."""
 
-    def redraw(self, table: bool = True, pulse: bool = False) -> None:
-        """Draw the source's state now: everything, all but the table (light), or only the
-        status line (a pulse)."""
+    def redraw(self, table: bool = True, pulse: bool = False, rows: bool = False) -> None:
+        """Draw the source's state now: everything, all but the table (light), the table's
+        rows and the status line (rows), or only the status line (a pulse)."""
         if not self._widgets_found:
             return
         source = self.source
@@ -381,19 +381,33 @@ class PanelsScreen(TimedScreen):
                 self._refresh_bindings_if_changed(glance)
                 return
             table = True
+        if rows and last is not None:
+            # The rows on screen, from their views alone; the other panels keep their
+            # pace. A change of phase makes this a full frame, as for a pulse.
+            snap = source.snapshot(self._table.wanted_ids())
+            if snap.phase is last.phase and snap.phase not in OVER:
+                self.snap = snap
+                self._feed_history(snap)
+                self._table.show(snap.workers, snap.elapsed, snap.worker_ids)
+                self._fit_workers(self._table.rows_to_fit)
+                self._status.show_states(snap.state_counts())
+                self._show_status(snap)
+                self._refresh_bindings_if_changed(snap)
+                return
+            table = True
         # "Suspended at" costs a walk of each task; only a frame that redraws the table
         # shows it.
         over = last is not None and last.phase in OVER
-        snap = self.snap = source.snapshot(self._table.visible_ids() if table or over else ())
+        snap = self.snap = source.snapshot(self._table.wanted_ids() if table or over else ())
         a = snap.accounting
         finished = a.done + a.failed
         over = snap.phase in OVER
         self._feed_history(snap)
         if table or over:
-            self._table.show(snap.workers, snap.elapsed)
+            self._table.show(snap.workers, snap.elapsed, snap.worker_ids)
             self._fit_workers(self._table.rows_to_fit)
-            # Counted from the rows just drawn, so the header and the rows agree.
-            self._status.show_states(state_counts(snap.workers))
+            # Of the instant the rows just drawn were taken at, so the two agree.
+            self._status.show_states(snap.state_counts())
         if not self._history_shown:
             self._history_shown = True
             self._queue.show_history(self._history.queue_sizes(), self._history.throughputs())
@@ -403,7 +417,7 @@ class PanelsScreen(TimedScreen):
                 rate = finished / snap.elapsed if snap.elapsed else 0.0
             else:
                 rate = self._history.rate(snap.t, finished)
-        paused = sum(1 for w in snap.workers if w.state is WorkerState.PAUSED)
+        paused = dict(snap.state_counts()).get(WorkerState.PAUSED, 0)
         self._queue.show(
             QueueView(snap.phase, a, snap.unfinished, snap.live_workers, paused, rate, over)
         )
@@ -486,6 +500,11 @@ class PanelsScreen(TimedScreen):
 
     def on_workers_table_highlighted(self, _event: WorkersTable.Highlighted) -> None:
         self.refresh_bindings()
+
+    def on_workers_table_rows_wanted(self, _event: WorkersTable.RowsWanted) -> None:
+        # The rows alone: the other panels keep their pace (and a reader waiting for a
+        # whole frame still waits for the next table frame).
+        self.redraw(table=False, rows=True)
 
     def on_resize(self, event: events.Resize) -> None:
         if not hasattr(self, "_panels"):

@@ -60,14 +60,14 @@ class ReplayScreen(PanelsScreen):
             return
         replay.seek(replay.position + elapsed * self.speed)
 
-    def redraw(self, table: bool = True, pulse: bool = False) -> None:
+    def redraw(self, table: bool = True, pulse: bool = False, rows: bool = False) -> None:
         if not self._widgets_found:
             return
         r = self.replay
         self._bar.show(
             ReplayView(self.playing, self.speed, r.position, r.duration, r.index, len(r.events))
         )
-        super().redraw(table, pulse)
+        super().redraw(table, pulse, rows)
 
     def moved(self) -> None:
         self._played_at = time.monotonic()

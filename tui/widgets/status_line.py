@@ -3,17 +3,14 @@ and the site."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual.geometry import Region
 
-from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.snapshot import Phase, StateCounts
 from crawlscope.engine.text import printable
-from crawlscope.engine.workers import WorkerState, WorkerView
 
 from ..format import NO_FIGURE, clock, count
 from .text_lines import Line, OneLine, Piece, plain_of
@@ -40,16 +37,6 @@ class StatusView:
     delay: str = ""  # the Crawl-delay that slows the crawl, if a host asked for one
     pages: int | None = None  # fetches finished, done or failed; None: not shown
     warnings: int = 0  # lints raised so far (`w` lists them)
-
-
-StateCounts = tuple[tuple[WorkerState, int], ...]
-
-
-def state_counts(workers: Iterable[WorkerView]) -> StateCounts:
-    """The live workers by state, in the words their rows show and in the engine's order
-    of states (so the line does not reorder itself as the counts move)."""
-    counts = Counter(w.state for w in workers if w.alive)
-    return tuple((state, counts[state]) for state in WorkerState if counts[state])
 
 
 class StatusLine(OneLine):

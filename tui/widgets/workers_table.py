@@ -102,14 +102,19 @@ class WorkersTable(CursorLines):
             super().__init__()
             self.worker_id = worker_id
 
+    class RowsWanted(Message):
+        """Rows came on screen (a scroll) that the last `show` brought no views for."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.origin = ""
         # Reproducible screenshots: no wall-clock figures and no source line numbers.
         self.frozen = False
-        self._order: list[int] = []  # worker ids in row order
+        self._order: Sequence[int] = ()  # worker ids in row order
         self._expected = 0  # rows to make room for until the first come (expect)
-        self._views: Sequence[WorkerView] = ()  # the last show's, in row order
+        # The last show's views, by worker id: those of the rows on screen, at least.
+        self._views: dict[int, WorkerView] = {}
+        self._wanted = False  # RowsWanted was posted since the last show
         self._clock = 0.0  # the last show's crawl clock: what the "for" column counts to
         self._cursor = 0
         # Row strips by worker id, with the values they were built from; only rows that
@@ -142,27 +147,39 @@ class WorkersTable(CursorLines):
 
     def selected_view(self) -> WorkerView | None:
         """The highlighted worker as its row shows it."""
-        if not 0 <= self._cursor < len(self._views):
-            return None
-        return self._views[self._cursor]
+        selected = self.selected_worker
+        return None if selected is None else self._views.get(selected)
 
     def visible_ids(self) -> set[int]:
         """The workers whose rows are on screen: the only ones worth a walk of the task."""
         top = self._top
         return set(self._order[top : top + self._page])
 
-    def show(self, workers: Sequence[WorkerView], clock: float = 0.0) -> None:
-        """Rows for exactly `workers` at `clock` (the snapshot's `elapsed`, which their
-        `since` counts on); redraw the rows on screen whose values changed."""
+    def wanted_ids(self) -> set[int]:
+        """The rows a snapshot must bring: those on screen and the highlighted one."""
+        ids = self.visible_ids()
+        selected = self.selected_worker
+        if selected is not None:
+            ids.add(selected)
+        return ids
+
+    def show(
+        self, workers: Sequence[WorkerView], clock: float = 0.0, ids: Sequence[int] | None = None
+    ) -> None:
+        """Rows for exactly the workers `ids` names (None: for `workers`), drawn from
+        `workers`, at `clock` (the snapshot's `elapsed`, which their `since` counts on);
+        redraw the rows on screen whose values changed."""
         self._clock = clock
-        ids = [view.id for view in workers]
-        if ids != sorted(ids):  # linear on sorted ids, which a snapshot's are
-            workers = sorted(workers, key=lambda view: view.id)
+        if ids is None:
             ids = [view.id for view in workers]
-        self._views = workers
-        if ids != self._order:
+            if ids != sorted(ids):  # linear on sorted ids, which a snapshot's are
+                ids = sorted(ids)
+        self._views = {view.id: view for view in workers}
+        self._wanted = False
+        if ids is not self._order and list(ids) != list(self._order):
             self._set_rows(ids)
             return  # _set_rows redrew everything
+        self._order = ids
         self._refresh_changed()
 
     @property
@@ -178,13 +195,13 @@ class WorkersTable(CursorLines):
 
     # ---- rows ----------------------------------------------------------------------------
 
-    def _set_rows(self, ids: list[int]) -> None:
+    def _set_rows(self, ids: Sequence[int]) -> None:
         selected = self.selected_worker
         self._order, self._expected = ids, 0
         present = set(ids)
         self._strips = {k: v for k, v in self._strips.items() if k in present}
-        if selected in present:
-            self._cursor = ids.index(selected)
+        if selected is not None and selected in present:
+            self._cursor = list(ids).index(selected)
         else:
             self._cursor = min(self._cursor, max(len(ids) - 1, 0))
         id_width = max(_FIXED[0][1], len(str(ids[-1]))) if ids else _FIXED[0][1]
@@ -205,8 +222,10 @@ class WorkersTable(CursorLines):
             # Rows scrolled past: keep the strips of the rows on screen only.
             on_screen = self.visible_ids()
             self._strips = {k: v for k, v in self._strips.items() if k in on_screen}
-        for row in range(top, min(top + self._page, len(views))):
-            view = views[row]
+        for row in range(top, min(top + self._page, len(self._order))):
+            view = views.get(self._order[row])
+            if view is None:
+                continue
             cached = self._strips.get(view.id)
             if cached is not None and cached[0] == self._values(view):
                 continue
@@ -266,9 +285,17 @@ class WorkersTable(CursorLines):
         if y == 0:
             return self._header()
         row = self._top + y - 1
-        if not 0 <= row < len(self._views):
+        if not 0 <= row < len(self._order):
             return Strip.blank(width, self._base)
-        view = self._views[row]
+        view = self._views.get(self._order[row])
+        if view is None:
+            # Scrolled to a row the last snapshot did not bring: its number now, the rest
+            # with the frame the screen draws for it at once.
+            if not self._wanted:
+                self._wanted = True
+                self.post_message(self.RowsWanted())
+            blank = (str(self._order[row]), "", "", "", "", "", "", "")
+            return self._strip(blank, self._cursor_style if row == self._cursor else self._base)
         if row == self._cursor:
             return self._strip(self._values(view), self._cursor_style)
         values = self._values(view)

@@ -1,0 +1,80 @@
+"""Per core: how close one crawling process comes to what aiohttp alone can fetch.
+
+The demo site runs in a process of its own (no latency). Each round crawls it once with
+aiohttp fetching its pages and nothing else (the ceiling: `baseline.fetch_only`), the bare
+aiohttp + BeautifulSoup crawler (`baseline.crawl`) and crawlscope's engine (default
+options but the per-host limit, off as in throughput.py), each in a fresh process, the
+order rotated from round to round; and, with `--before DIR`, the engine of another
+checkout (with its own .venv) in the same rounds. Rates are steady-state pages/s (10th to
+90th percent of the pages) and whole-process pages/s; the table shows medians and the
+engine's share of the fetch-only rate.
+
+    python -m bench.per_core [--quick] [--pages N] [--rounds N] [--before ../old]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench import trial
+from bench.common import DemoSite, SiteOptions, machine_line, median, parser, table, write_results
+
+KINDS = ("fetch", "baseline", "engine")
+GOAL = 4500  # pages/s at steady state, one process (issue 32)
+
+
+def main() -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--pages", type=int, default=20_000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--workers", type=int, default=100)
+    p.add_argument("--before", type=Path, help="a checkout whose engine to run alongside")
+    args = p.parse_args()
+    if args.quick:
+        args.pages, args.rounds = 1000, 1
+    kinds = [*KINDS, "before"] if args.before else list(KINDS)
+    rows: list[dict[str, Any]] = []
+    with DemoSite(SiteOptions(pages=args.pages)) as site:
+        trial.run("engine", site, args.workers)  # warm-up: the site's caches, the disk's
+        for n in range(args.rounds):
+            for kind in kinds[n % len(kinds) :] + kinds[: n % len(kinds)]:
+                before = args.before if kind == "before" else None
+                row = trial.run(kind, site, args.workers, before)
+                row["kind"] = kind
+                row["round"] = n
+                rows.append(row)
+    summary: dict[str, Any] = {}
+    for kind in kinds:
+        mine = [r for r in rows if r["kind"] == kind]
+        summary[kind] = {
+            "steady_pages_per_s": median(r["steady_pages_per_s"] for r in mine),
+            "pages_per_s": median(r["pages"] / r["seconds"] for r in mine),
+            "cpu_share": median(r["crawler_cpu_share"] for r in mine),
+            "pages": median(r["pages"] for r in mine),
+        }
+    fetch = summary["fetch"]["steady_pages_per_s"]
+    print(f"per_core: {args.pages}-page demo site, {args.workers} workers, {machine_line()}")
+    print(
+        table(
+            ["crawler", "steady pages/s", "whole pages/s", "of fetch-only", "crawler CPU"],
+            [
+                (
+                    kind,
+                    round(s["steady_pages_per_s"]),
+                    round(s["pages_per_s"]),
+                    f"{s['steady_pages_per_s'] / fetch:.2f}",
+                    f"{s['cpu_share']:.0%}",
+                )
+                for kind, s in summary.items()
+            ],
+        )
+    )
+    engine = summary["engine"]["steady_pages_per_s"]
+    verdict = "met" if engine >= GOAL else "not met"
+    print(f"goal {GOAL} pages/s at steady state: {verdict} ({engine:.0f})")
+    write_results("per_core", args, {"rows": rows, "summary": summary})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The cluster view builds views for the rows its screen shows only, with every process's
+workers counted (issue 32, item 3): real redis-server, real `crawlscope crawl` processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis_support import RedisServer, crawl, redis_server
+from tui_support import until
+
+from crawlscope.engine.cluster.observe import ID_STRIDE
+from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.cluster_view import ClusterAttached
+from crawlscope.tui.widgets.workers_table import WorkersTable
+from helpers import demo_site_process
+
+__all__ = ["redis_server"]  # a fixture, used by name
+
+TASKS = 60  # a process: more rows than the screen shows
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    with demo_site_process("--pages", "300", "--latency", "0.3") as url:
+        yield url
+
+
+async def test_the_cluster_view_builds_only_the_rows_on_screen(
+    site: str, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    procs = [
+        crawl(site, redis_server.url, tmp_path / f"p{i}.jsonl", "--max-tasks", str(TASKS))
+        for i in range(2)
+    ]
+    try:
+        app = CrawlScopeApp(ClusterAttached(redis_server.url, "t"))
+        async with app.run_test(size=(140, 44)) as pilot:
+            table = app.query_one(WorkersTable)
+            await until(pilot, lambda: table.row_count == 2 * TASKS, "both processes' rows")
+            screen = app.panels
+            frames_with_rows = 0
+            while frames_with_rows < 3:
+                await until(
+                    pilot,
+                    lambda: screen.snap is not None and bool(screen.snap.workers),
+                    "a frame with rows",
+                )
+                snap = screen.snap
+                assert snap is not None
+                wanted = table.wanted_ids()
+                assert len(wanted) < 2 * TASKS
+                assert {v.id for v in snap.workers} <= wanted
+                ids = snap.row_ids()
+                assert len(ids) == 2 * TASKS
+                assert {i // ID_STRIDE for i in ids} == {0, 1}
+                assert sum(n for _, n in snap.state_counts()) == snap.live_workers
+                frames_with_rows += 1
+                await pilot.pause(0.2)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
