@@ -3,7 +3,7 @@ workers counted (issue 32, item 3): real redis-server, real `crawlscope crawl` p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,7 @@ from redis_support import RedisServer, crawl, redis_server
 from tui_support import until
 
 from crawlscope.engine.cluster.observe import ID_STRIDE
+from crawlscope.engine.snapshot import Snapshot
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached
 from crawlscope.tui.widgets.workers_table import WorkersTable
@@ -40,24 +41,31 @@ async def test_the_cluster_view_builds_only_the_rows_on_screen(
             table = app.query_one(WorkersTable)
             await until(pilot, lambda: table.row_count == 2 * TASKS, "both processes' rows")
             screen = app.panels
-            frames_with_rows = 0
-            while frames_with_rows < 3:
-                await until(
-                    pilot,
-                    lambda: screen.snap is not None and bool(screen.snap.workers),
-                    "a frame with rows",
-                )
-                snap = screen.snap
-                assert snap is not None
-                wanted = table.wanted_ids()
+            source = screen.source
+            assert source is not None
+            # What the screen asks of the cluster, frame by frame, and what it got: the
+            # rows a frame drew are those it asked for when it took it (the table's
+            # height, and so the rows wanted, may change between frames as it lays out).
+            asked: list[tuple[frozenset[int] | None, Snapshot]] = []
+            take = source.snapshot
+
+            def snapshot(where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
+                snap = take(where_for, rows)
+                if rows:
+                    wanted = None if where_for is None else frozenset(table.wanted_ids())
+                    asked.append((wanted, snap))
+                return snap
+
+            source.snapshot = snapshot  # type: ignore[method-assign]
+            await until(pilot, lambda: sum(bool(s.workers) for _, s in asked) >= 3, "frames")
+            for wanted, snap in asked:
+                assert wanted is not None, "a frame asked for every worker"
                 assert len(wanted) < 2 * TASKS
                 assert {v.id for v in snap.workers} <= wanted
                 ids = snap.row_ids()
                 assert len(ids) == 2 * TASKS
                 assert {i // ID_STRIDE for i in ids} == {0, 1}
                 assert sum(n for _, n in snap.state_counts()) == snap.live_workers
-                frames_with_rows += 1
-                await pilot.pause(0.2)
     finally:
         for proc in procs:
             proc.kill()
