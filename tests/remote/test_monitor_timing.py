@@ -40,6 +40,11 @@ async def test_a_viewer_sees_the_timing_and_the_warnings_of_the_crawl(serve: Ser
                 ),
                 "the last frame",
             )
+            # A viewer gets the rows it shows: these, as a screen of three rows would ask.
+            rows = {view.id for view in final.workers}
+            await until(
+                lambda: {view.id for view in remote.snapshot(rows).workers} == rows, "the rows"
+            )
         finally:
             watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
