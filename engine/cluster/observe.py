@@ -30,6 +30,7 @@ from redis.exceptions import RedisError
 from ..config import CrawlConfig
 from ..config_json import config_from_plain, config_to_plain
 from ..crawler import Crawler
+from ..host_controls import HOST_CONTROLS, host_control
 from ..plain import MOST_INT, BadMessage
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
@@ -59,7 +60,7 @@ CONTROL_WAIT = 1  # seconds a process blocks on its control list before looking 
 CONTROLS = {
     "pause_all": False, "resume_all": False, "pause": True, "resume": True,
     "cancel_worker": True, "add_worker": False, "remove_worker": True, "set_slowmo": False,
-    "stop": False,
+    "stop": False, **dict.fromkeys(HOST_CONTROLS, False),
 }  # fmt: skip
 
 
@@ -145,6 +146,12 @@ class Publisher:
         except (ValueError, KeyError, TypeError):
             return False
         c = self.crawler
+        if op in HOST_CONTROLS:
+            try:
+                host_control(c, op, control)()
+            except ValueError:
+                return False
+            return True
         worker = control.get("worker")
         if needs_worker and not (worker is None or isinstance(worker, int)):
             return False
@@ -482,3 +489,19 @@ class ClusterControls:
 
     def stop(self) -> None:
         self._to_all(op="stop")
+
+    # A host is crawled by every process: its controls go to all of them.
+
+    def block_host(self, origin: str) -> bool:
+        self._to_all(op="block_host", host=origin)
+        return bool(self.cluster.processes)
+
+    def unblock_host(self, origin: str) -> bool:
+        self._to_all(op="unblock_host", host=origin)
+        return bool(self.cluster.processes)
+
+    def set_host_delay(self, origin: str, seconds: float) -> None:
+        self._to_all(op="set_host_delay", host=origin, seconds=seconds)
+
+    def set_host_limit(self, origin: str, limit: int) -> None:
+        self._to_all(op="set_host_limit", host=origin, limit=limit)

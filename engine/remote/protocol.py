@@ -31,7 +31,7 @@ from typing import Any
 from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd
-from ..snapshot import Accounting, Snapshot
+from ..snapshot import HOST_ROWS, LATENCY_BUCKETS, Accounting, HostView, Snapshot
 from ..workers import WorkerView
 
 VERSION = 1
@@ -45,6 +45,7 @@ MAX_VIEW = 1000  # worker ids a viewer may say it shows
 _SNAPSHOT_FIELDS = tuple(f.name for f in dataclasses.fields(Snapshot))
 _ACCOUNTING_FIELDS = tuple(f.name for f in dataclasses.fields(Accounting))
 _VIEW_FIELDS = tuple(f.name for f in dataclasses.fields(WorkerView))
+_HOST_FIELDS = tuple(f.name for f in dataclasses.fields(HostView))
 _RECORD_ORDER = tuple(f.name for f in dataclasses.fields(FetchRecord))
 
 
@@ -57,6 +58,7 @@ def snapshot_to_plain(snap: Snapshot, rows: bool = True) -> dict[str, Any]:
         plain["workers"] = [{n: getattr(w, n) for n in _VIEW_FIELDS} for w in snap.workers]
     else:
         del plain["workers"]
+    plain["hosts"] = [{n: getattr(h, n) for n in _HOST_FIELDS} for h in snap.hosts]
     a = snap.accounting
     plain["accounting"] = {name: getattr(a, name) for name in _ACCOUNTING_FIELDS}
     return plain
@@ -92,7 +94,23 @@ def snapshot_from_plain(plain: object, where: str = "snapshot") -> Snapshot:
     none, for the caller to put the rows it has back."""
     if isinstance(plain, dict) and "workers" not in plain:
         plain = {**plain, "workers": []}
-    return decode(Snapshot, plain, where)
+    snap: Snapshot = decode(Snapshot, plain, where)
+    check_hosts(snap.hosts, where)
+    return snap
+
+
+def check_hosts(hosts: tuple[HostView, ...], where: str) -> None:
+    """The caps a peer's host rows must keep, past their types: no more rows than a
+    crawl sends, histograms of the one shape, no count below zero."""
+    if len(hosts) > HOST_ROWS:
+        raise BadMessage(f"{where}.hosts has more than {HOST_ROWS} rows")
+    for i, host in enumerate(hosts):
+        counts = (host.queued, host.in_flight, host.done, host.failed, host.tries, host.errors,
+                  host.streak, host.limit, host.waiting, *host.latency)  # fmt: skip
+        if len(host.latency) != LATENCY_BUCKETS:
+            raise BadMessage(f"{where}.hosts[{i}].latency is not {LATENCY_BUCKETS} counts")
+        if min(counts) < 0 or min(host.next_fetch, host.crawl_delay, host.delay) < 0:
+            raise BadMessage(f"{where}.hosts[{i}] has a negative figure")
 
 
 def text_from_plain(plain: object, where: str) -> str:

@@ -1,0 +1,158 @@
+"""Per-host figures and controls, against real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.hosts import latency_bucket
+from crawlscope.engine.snapshot import HostView, RobotsState, Snapshot, bucket_bounds
+from crawlscope.tui.waiting import wait_until
+from helpers import Handler, assert_accounted
+
+Serve = Callable[[dict[str, Handler]], Awaitable[str]]
+
+PAGES = 20
+
+
+def slow_page(seconds: float, body: str = "") -> Handler:
+    async def handler(_request: web.Request) -> web.Response:
+        await asyncio.sleep(seconds)
+        return web.Response(text=body, content_type="text/html")
+
+    return handler
+
+
+def latency_site() -> dict[str, Handler]:
+    """The root and PAGES pages: half answer in 20 ms, half in 200 ms (the root too)."""
+    links = " ".join(f'<a href="/p{i}">{i}</a>' for i in range(PAGES))
+    routes: dict[str, Handler] = {"/": slow_page(0.02, links)}
+    for i in range(PAGES):
+        routes[f"/p{i}"] = slow_page(0.02 if i % 2 else 0.2)
+    return routes
+
+
+def host_row(snapshot: Snapshot, root: str) -> HostView:
+    origin = root.rstrip("/")
+    (row,) = [row for row in snapshot.hosts if row.origin == origin]
+    return row
+
+
+def test_latency_buckets_are_powers_of_two_milliseconds() -> None:
+    assert latency_bucket(0.0005) == 0
+    assert latency_bucket(0.02) == 5  # [16, 32) ms
+    assert latency_bucket(0.2) == 8  # [128, 256) ms
+    assert latency_bucket(10_000) == 19  # the last holds everything slower
+    assert bucket_bounds(5) == (0.016, 0.032)
+
+
+async def test_latency_p50_and_p99_fall_in_the_right_buckets(serve: Serve) -> None:
+    root = await serve(latency_site())
+    # Few workers, so the server answers on time; robots.txt is a 404 (missing).
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=4))
+    await crawler.crawl()
+    row = host_row(crawler.snapshot(), root)
+    assert (row.done, row.failed, row.queued, row.in_flight) == (PAGES + 1, 0, 0, 0)
+    assert sum(row.latency) == row.tries == PAGES + 1
+    assert row.robots is RobotsState.MISSING
+    assert row.error_rate == 0.0
+    # 11 answers near 20 ms and 10 near 200 ms: the median is a fast one, p99 a slow one.
+    # A loaded machine may add a few ms, so the fast bucket may be the next one up.
+    assert 0.032 <= row.p50 <= 0.064
+    assert 0.256 <= row.p99 <= 0.512
+    assert crawler.snapshot().host_count == 1
+
+
+def counted_site(prefix: str, pages: int, hits: list[str]) -> dict[str, Handler]:
+    """A root linking to `pages` pages of 30 ms each; every page request is noted."""
+
+    def page(body: str) -> Handler:
+        async def handler(request: web.Request) -> web.Response:
+            hits.append(request.path)
+            await asyncio.sleep(0.03)
+            return web.Response(text=body, content_type="text/html")
+
+        return handler
+
+    links = " ".join(f'<a href="/{prefix}{i}">{i}</a>' for i in range(pages))
+    routes = {"/": page(links)}
+    routes.update({f"/{prefix}{i}": page("") for i in range(pages)})
+    return routes
+
+
+def holding(crawler: Crawler, origin: str) -> bool:
+    """Does a worker hold a URL of `origin`, or a request to it run?"""
+    held = any(w.url is not None and w.url.startswith(origin) for w in crawler.workers.values())
+    return held or bool(crawler.hosts.in_flight.get(origin))
+
+
+async def test_blocking_a_host_stops_its_requests_and_loses_nothing(serve: Serve) -> None:
+    hits_a: list[str] = []
+    hits_b: list[str] = []
+    root_a = await serve(counted_site("a", 30, hits_a))
+    root_b = await serve(counted_site("b", 30, hits_b))
+    a = root_a.rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(root_a, root_b), max_tasks=4))
+    crawling = asyncio.ensure_future(crawler.crawl())
+    try:
+        await wait_until(lambda: len(hits_a) >= 3, "a few pages of host a fetched")
+        assert crawler.block_host(a)
+        assert not crawler.block_host(a)  # blocked already
+        # A request already let through ends; after that, not one more reaches a.
+        await wait_until(lambda: not holding(crawler, a), "host a's last request over")
+        before = len(hits_a)
+        await wait_until(lambda: len(hits_b) == 31, "host b crawled to the end meanwhile")
+        await wait_until(lambda: host_row(crawler.snapshot(), root_b).done == 31, "b done")
+        snap = crawler.snapshot()
+        assert len(hits_a) == before < 31
+        row = host_row(snap, root_a)
+        assert row.blocked and row.queued == 31 - before and row.in_flight == 0
+        assert snap.hosts[0].origin == a  # a blocked host is listed first
+        # Its URLs wait, counted as queued, and the crawl waits for them.
+        assert snap.accounting.balanced and snap.accounting.queued == 31 - before
+        assert not crawling.done()
+        assert crawler.unblock_host(a)
+        assert not crawler.unblock_host(a)
+        await asyncio.wait_for(crawling, 60)
+    finally:
+        crawler.stop()
+        await asyncio.gather(crawling, return_exceptions=True)
+    assert len(hits_a) == 31
+    assert sorted(hits_a) == sorted(set(hits_a))  # each page once
+    assert len(crawler.ledger.done) == 62
+    assert_accounted(crawler)
+    row = host_row(crawler.snapshot(), root_a)
+    assert (row.queued, row.done, row.blocked) == (0, 31, False)
+
+
+async def test_a_host_limit_and_delay_set_live_are_obeyed(serve: Serve) -> None:
+    hits: list[str] = []
+    root = await serve(counted_site("p", 12, hits))
+    origin = root.rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=6))
+    crawler.set_host_limit(origin, 1)
+    crawler.set_host_delay(origin, 0.05)
+    most = 0
+
+    def note() -> None:
+        nonlocal most
+        most = max(most, crawler.hosts.in_flight.get(origin, 0))
+
+    crawling = asyncio.ensure_future(crawler.crawl())
+    try:
+        while not crawling.done():
+            note()
+            row = crawler.snapshot().hosts
+            if row:
+                assert (row[0].limit, row[0].delay) == (1, 0.05)
+            await asyncio.sleep(0.005)
+        await crawling
+    finally:
+        crawler.stop()
+        await asyncio.gather(crawling, return_exceptions=True)
+    assert most == 1 and len(hits) == 13
+    assert_accounted(crawler)
