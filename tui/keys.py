@@ -68,8 +68,16 @@ TRANSPORT = (
     Key("end", "jump_to(1)", "End", "Go to the end", "end", show=False, priority=True),
 )  # fmt: skip
 
+# h opens the hosts screen, with its own keys on a host where the crawl can be steered.
 # q runs the app's quit, which stops a live crawl gracefully before it exits.
 COMMON = (
+    Key(
+        "h",
+        "hosts",
+        "Hosts",
+        "Show the hosts",
+        "h: each host's queue, latency and politeness; block it, set its delay or limit",
+    ),
     Key("question_mark", "help", "Help", "Show what the states mean", "?", display="?"),
     Key("q", "app.quit", "Quit", "Quit", "q: stops the crawl gracefully, then the report"),
 )

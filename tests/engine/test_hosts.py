@@ -6,11 +6,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from host_sites import counted_site, holding, host_row
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.hosts import latency_bucket
-from crawlscope.engine.snapshot import HostView, RobotsState, Snapshot, bucket_bounds
+from crawlscope.engine.snapshot import RobotsState, bucket_bounds
 from crawlscope.tui.waiting import wait_until
 from helpers import Handler, assert_accounted
 
@@ -36,12 +37,6 @@ def latency_site() -> dict[str, Handler]:
     return routes
 
 
-def host_row(snapshot: Snapshot, root: str) -> HostView:
-    origin = root.rstrip("/")
-    (row,) = [row for row in snapshot.hosts if row.origin == origin]
-    return row
-
-
 def test_latency_buckets_are_powers_of_two_milliseconds() -> None:
     assert latency_bucket(0.0005) == 0
     assert latency_bucket(0.02) == 5  # [16, 32) ms
@@ -65,29 +60,6 @@ async def test_latency_p50_and_p99_fall_in_the_right_buckets(serve: Serve) -> No
     assert 0.032 <= row.p50 <= 0.064
     assert 0.256 <= row.p99 <= 0.512
     assert crawler.snapshot().host_count == 1
-
-
-def counted_site(prefix: str, pages: int, hits: list[str]) -> dict[str, Handler]:
-    """A root linking to `pages` pages of 30 ms each; every page request is noted."""
-
-    def page(body: str) -> Handler:
-        async def handler(request: web.Request) -> web.Response:
-            hits.append(request.path)
-            await asyncio.sleep(0.03)
-            return web.Response(text=body, content_type="text/html")
-
-        return handler
-
-    links = " ".join(f'<a href="/{prefix}{i}">{i}</a>' for i in range(pages))
-    routes = {"/": page(links)}
-    routes.update({f"/{prefix}{i}": page("") for i in range(pages)})
-    return routes
-
-
-def holding(crawler: Crawler, origin: str) -> bool:
-    """Does a worker hold a URL of `origin`, or a request to it run?"""
-    held = any(w.url is not None and w.url.startswith(origin) for w in crawler.workers.values())
-    return held or bool(crawler.hosts.in_flight.get(origin))
 
 
 async def test_blocking_a_host_stops_its_requests_and_loses_nothing(serve: Serve) -> None:

@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 
-from crawlscope.engine.observe import ObservedCrawl
+from crawlscope.engine.observe import CrawlControls, ObservedCrawl
 from crawlscope.engine.snapshot import OVER, Snapshot
 from crawlscope.engine.urls import origin_of
 from crawlscope.engine.workers import WorkerState, WorkerView
@@ -50,6 +50,7 @@ from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView, state_counts
 from ..widgets.workers_table import WorkersTable
+from .hosts import HostsScreen
 
 # A crawl waits at most this long for the screen to take its running shape (settle).
 SETTLE_LIMIT = 0.5
@@ -517,3 +518,12 @@ class PanelsScreen(TimedScreen):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    def host_controls(self) -> CrawlControls | None:
+        """What the hosts screen's keys steer with (None: it only shows the hosts)."""
+        return None
+
+    def action_hosts(self) -> None:
+        if self.source is not None:
+            screen = HostsScreen(self.source, self.host_controls(), self.reproducible)
+            self.app.push_screen(screen)

@@ -1,0 +1,129 @@
+"""The `h` screen: every host of the crawl (the busiest the snapshot carries), with keys
+on the selected one where the source can be steered.
+
+It reads the source the panels read, so a live crawl, a replay at the moment it shows,
+a monitor attached to or a cluster all draw the same rows. Whether the keys apply is
+asked of the controls handed in (None: watch only), never of the source's class.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.snapshot import OVER
+
+from ..widgets.hosts_table import HostsTable
+
+REFRESH = 0.25  # seconds between two looks at the source
+DELAY_STEP = 0.5  # seconds the delay keys add or take away
+STEERING = frozenset({"toggle_block", "delay", "limit"})
+
+
+class HostsScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("b", "toggle_block", "Block/unblock"),
+        Binding("d", "delay(1)", "Delay +"),
+        Binding("D", "delay(-1)", "Delay -"),
+        Binding("l", "limit(1)", "Limit +"),
+        Binding("L", "limit(-1)", "Limit -"),
+        Binding("escape,h,q", "dismiss", "Close"),
+    ]
+
+    def __init__(
+        self, source: ObservedCrawl, controls: CrawlControls | None, reproducible: bool = False
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.controls = controls
+        self.reproducible = reproducible
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="hosts-body"):
+            yield Static(id="hosts-title")
+            yield HostsTable()
+            yield Footer()
+
+    def on_mount(self) -> None:
+        self.border_title = "hosts"
+        self.refresh_rows()
+        self.set_interval(REFRESH, self.refresh_rows)
+        self.query_one(HostsTable).focus()
+
+    @property
+    def table(self) -> HostsTable:
+        return self.query_one(HostsTable)
+
+    def refresh_rows(self) -> None:
+        snap = self.source.snapshot((), rows=False)
+        self.table.show(snap.hosts, snap.elapsed, self.reproducible)
+        shown = len(snap.hosts)
+        more = f" (the busiest {shown} shown)" if snap.host_count > shown else ""
+        keys = "" if self.controls is not None else "  watch only: no keys act on a host"
+        self.query_one("#hosts-title", Static).update(
+            f"{snap.host_count} host{'s' if snap.host_count != 1 else ''}{more};"
+            f" blocked first, then by URLs waiting{keys}"
+        )
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in STEERING:
+            return True
+        if self.controls is None:
+            return False  # hidden: this source cannot be steered
+        if self.source.snapshot((), rows=False).phase in OVER or self.table.selected is None:
+            return None
+        return True
+
+    def _selected(self) -> tuple[CrawlControls, str] | None:
+        origin = self.table.selected
+        if self.controls is None or origin is None:
+            return None
+        return self.controls, origin
+
+    def _row(self, origin: str) -> tuple[bool, float, int] | None:
+        for host in self.source.snapshot((), rows=False).hosts:
+            if host.origin == origin:
+                return host.blocked, host.delay, host.limit
+        return None
+
+    def action_toggle_block(self) -> None:
+        chosen = self._selected()
+        row = None if chosen is None else self._row(chosen[1])
+        if chosen is None or row is None:
+            return
+        controls, origin = chosen
+        if row[0]:
+            controls.unblock_host(origin)
+            self.notify(f"{origin}: its URLs go back on the queue", title="unblocked", markup=False)
+        else:
+            controls.block_host(origin)
+            self.notify(
+                f"{origin}: its URLs wait (counted as queued)", title="blocked", markup=False
+            )
+        self.refresh_rows()
+
+    def action_delay(self, direction: int = 1) -> None:
+        chosen = self._selected()
+        row = None if chosen is None else self._row(chosen[1])
+        if chosen is None or row is None:
+            return
+        controls, origin = chosen
+        controls.set_host_delay(origin, max(0.0, row[1] + direction * DELAY_STEP))
+        self.refresh_rows()
+
+    def action_limit(self, direction: int = 1) -> None:
+        chosen = self._selected()
+        row = None if chosen is None else self._row(chosen[1])
+        if chosen is None or row is None:
+            return
+        controls, origin = chosen
+        # 0 is no limit: one step down from 1 would lift it, so 1 is the least set here.
+        controls.set_host_limit(origin, max(1, row[2] + direction))
+        self.refresh_rows()
