@@ -186,3 +186,21 @@ class HostBook:
             blocked=host.parked is not None,
             waiting=gate.waiting.get(origin, 0),
         )
+
+
+# Hosts the report lists at most, busiest first; the rest are counted.
+REPORT_HOSTS = 1000
+
+
+def host_rows_of(crawl: object, limit: int = REPORT_HOSTS) -> tuple[tuple[HostView, ...], int]:
+    """The busiest `limit` hosts of a crawl whose engine keeps them (the asyncio engine's
+    Crawler does; the lecture engines do not), and how many hosts it met."""
+    book, gate = getattr(crawl, "host_book", None), getattr(crawl, "hosts", None)
+    if not isinstance(book, HostBook) or not isinstance(gate, HostGate):
+        return (), 0
+    robots = getattr(crawl, "robots", None)
+    config = getattr(crawl, "config", None)
+    obeyed = isinstance(robots, RobotsCache) and getattr(config, "obey_robots", True)
+    t0 = getattr(crawl, "t0", None)
+    rows = book.rows(gate, robots if obeyed else None, t0 if isinstance(t0, float) else None, limit)
+    return rows, len(book.hosts)

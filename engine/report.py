@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol, TextIO
 
 from .config import CrawlConfig
+from .hosts import host_rows_of
 from .ledger import Ledger
 from .links import is_html
 from .politeness import crawl_delays_of
@@ -142,6 +143,8 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
         print("Crawl-delay (robots.txt):", file=out)
         for delay in delays:
             print(f"  {delay.describe()}", file=out)
+    for line in hosts_lines(crawl):
+        print(line, file=out)
     for line in filtered_lines(books.filtered):
         print(line, file=out)
     sitemaps: list[str] = getattr(crawl, "sitemap_notes", [])  # the asyncio engine's
@@ -150,6 +153,42 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
         for line in sitemaps:
             print(f"  {line}", file=out)
     write_totals(crawl, out, stats)
+
+
+HOST_COLUMNS = (
+    f"{'queued':>7} {'in flight':>9} {'done':>7} {'failed':>7} {'p50':>7} {'p99':>7}"
+    f" {'next':>7} {'delay':>6} {'Crawl-delay':>11} {'limit':>5} {'robots.txt':<15} {'errors':>6}"
+)
+
+
+def hosts_lines(crawl: object) -> list[str]:
+    """The report's "Hosts" section: the hosts panel's columns, one host (origin) a
+    line (its name on a line of its own: an origin may be long), busiest first."""
+    rows, count = host_rows_of(crawl)
+    if not rows:
+        return []
+    end = getattr(crawl, "elapsed", 0.0)
+    lines = ["Hosts (p50/p99: the top of a power-of-two bucket of ms):", f"  {HOST_COLUMNS}"]
+    for host in rows:
+        blocked = " [blocked]" if host.blocked else ""
+        wait = host.next_fetch - end if isinstance(end, float) else 0.0
+        lines.append(f"  {printable(host.origin, FILTERED_URL_CHARS)}{blocked}")
+        lines.append(
+            f"  {host.queued:>7} {host.in_flight:>9} {host.done:>7} {host.failed:>7}"
+            f" {_seconds(host.p50):>7} {_seconds(host.p99):>7} {_seconds(wait):>7}"
+            f" {_seconds(host.delay):>6} {_seconds(host.crawl_delay):>11}"
+            f" {host.limit or 'none':>5} {host.robots.value:<15}"
+            f" {f'{host.error_rate:.0%}' if host.tries else '-':>6}"
+        )
+    if count > len(rows):
+        lines.append(f"  ... and {count - len(rows)} more hosts")
+    return lines
+
+
+def _seconds(value: float) -> str:
+    if value <= 0:
+        return "-"
+    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.3g}s"
 
 
 def workers_at_end(crawl: Crawl) -> int:

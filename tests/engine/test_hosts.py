@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -11,6 +12,7 @@ from host_sites import counted_site, holding, host_row
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.hosts import latency_bucket
+from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import RobotsState, bucket_bounds
 from crawlscope.tui.waiting import wait_until
 from helpers import Handler, assert_accounted
@@ -48,7 +50,7 @@ def test_latency_buckets_are_powers_of_two_milliseconds() -> None:
 async def test_latency_p50_and_p99_fall_in_the_right_buckets(serve: Serve) -> None:
     root = await serve(latency_site())
     # Few workers, so the server answers on time; robots.txt is a 404 (missing).
-    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=4))
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=2))
     await crawler.crawl()
     row = host_row(crawler.snapshot(), root)
     assert (row.done, row.failed, row.queued, row.in_flight) == (PAGES + 1, 0, 0, 0)
@@ -56,9 +58,11 @@ async def test_latency_p50_and_p99_fall_in_the_right_buckets(serve: Serve) -> No
     assert row.robots is RobotsState.MISSING
     assert row.error_rate == 0.0
     # 11 answers near 20 ms and 10 near 200 ms: the median is a fast one, p99 a slow one.
-    # A loaded machine may add a few ms, so the fast bucket may be the next one up.
-    assert 0.032 <= row.p50 <= 0.064
-    assert 0.256 <= row.p99 <= 0.512
+    # Bucket 5 holds 16-32 ms and bucket 8 128-256 ms; a loaded machine (two cores
+    # shared by many tests) may add tens of ms, so one or two buckets up still passes,
+    # and the fast answers still fall below the slow ones' bucket.
+    assert 0.032 <= row.p50 <= 0.128
+    assert 0.256 <= row.p99 <= 1.024
     assert crawler.snapshot().host_count == 1
 
 
@@ -128,3 +132,33 @@ async def test_a_host_limit_and_delay_set_live_are_obeyed(serve: Serve) -> None:
         await asyncio.gather(crawling, return_exceptions=True)
     assert most == 1 and len(hits) == 13
     assert_accounted(crawler)
+
+
+async def test_the_report_has_a_hosts_section(serve: Serve) -> None:
+    hits: list[str] = []
+    root = await serve(counted_site("p", 6, hits))
+    origin = root.rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=2))
+    crawling = asyncio.ensure_future(crawler.crawl())
+    try:
+        await wait_until(lambda: len(hits) >= 2, "two pages fetched")
+        crawler.block_host(origin)
+        await wait_until(lambda: not holding(crawler, origin), "the last request over")
+    finally:
+        crawler.stop()  # stopped while blocked: its URLs end the crawl queued
+        await asyncio.gather(crawling, return_exceptions=True)
+    out = io.StringIO()
+    write_report(crawler, out)
+    lines = out.getvalue().splitlines()
+    at = lines.index("Hosts (p50/p99: the top of a power-of-two bucket of ms):")
+    assert lines[at + 1].split() == [
+        "queued", "in", "flight", "done", "failed", "p50", "p99", "next", "delay",
+        "Crawl-delay", "limit", "robots.txt", "errors",
+    ]  # fmt: skip
+    assert lines[at + 2] == f"  {origin} [blocked]"
+    figures = lines[at + 3].split()
+    done = len(crawler.ledger.done)
+    assert figures[:4] == [str(7 - done), "0", str(done), "0"]
+    assert figures[-3:] == ["8", "missing", "0%"]
+    # The URLs the block kept back are queued at the end, and the books balance.
+    assert crawler.accounting().queued == 7 - done and crawler.accounting().balanced
