@@ -13,7 +13,8 @@ back on the queue. Nothing is lost and no worker waits on a host nobody may fetc
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from .frontier import Lease
 from .politeness import HostGate, RobotsCache
@@ -204,3 +205,58 @@ def host_rows_of(crawl: object, limit: int = REPORT_HOSTS) -> tuple[tuple[HostVi
     t0 = getattr(crawl, "t0", None)
     rows = book.rows(gate, robots if obeyed else None, t0 if isinstance(t0, float) else None, limit)
     return rows, len(book.hosts)
+
+
+# Which robots.txt state a merged row shows when processes differ: what one of them
+# learnt beats what another has not yet, and a refusal beats all.
+_ROBOTS_RANK = {
+    RobotsState.IGNORED: 0, RobotsState.UNKNOWN: 1, RobotsState.FETCHING: 2,
+    RobotsState.MISSING: 3, RobotsState.ALLOWED: 4, RobotsState.REFUSED: 5,
+}  # fmt: skip
+
+
+def merge_host_rows(
+    groups: Iterable[tuple[HostView, ...]],
+    queued: Mapping[str, int] | None = None,
+    limit: int = HOST_ROWS,
+) -> tuple[HostView, ...]:
+    """One row per host over several processes' rows: counts and latency buckets added
+    (so p50 and p99 are the whole cluster's), the latest next fetch, the largest delays
+    and limit, blocked if any process has it blocked. `queued`, when the queue is shared
+    (Redis), is each host's queue as the queue counts it: a process's own count is only
+    what it queued less what it took."""
+    merged: dict[str, HostView] = {}
+    for rows in groups:
+        for row in rows:
+            old = merged.get(row.origin)
+            merged[row.origin] = row if old is None else _add(old, row)
+    if queued is not None:
+        merged = {
+            origin: replace(row, queued=queued.get(origin, 0)) for origin, row in merged.items()
+        }
+
+    def weight(row: HostView) -> tuple[bool, int, int]:
+        return row.blocked, row.queued + row.in_flight + row.waiting, row.done + row.failed
+
+    return tuple(heapq.nlargest(limit, merged.values(), key=weight))
+
+
+def _add(a: HostView, b: HostView) -> HostView:
+    return HostView(
+        origin=a.origin,
+        queued=a.queued + b.queued,
+        in_flight=a.in_flight + b.in_flight,
+        done=a.done + b.done,
+        failed=a.failed + b.failed,
+        tries=a.tries + b.tries,
+        errors=a.errors + b.errors,
+        streak=max(a.streak, b.streak),
+        latency=tuple(x + y for x, y in zip(a.latency, b.latency, strict=True)),
+        next_fetch=max(a.next_fetch, b.next_fetch),
+        crawl_delay=max(a.crawl_delay, b.crawl_delay),
+        delay=max(a.delay, b.delay),
+        limit=max(a.limit, b.limit),
+        robots=max(a.robots, b.robots, key=_ROBOTS_RANK.__getitem__),
+        blocked=a.blocked or b.blocked,
+        waiting=a.waiting + b.waiting,
+    )

@@ -133,6 +133,22 @@ class HostView:
         )
 
 
+def host_rows_problem(hosts: tuple[HostView, ...]) -> str | None:
+    """What is wrong with host rows from another process or a file, past their types (no
+    more rows than a crawl sends, histograms of the one shape, no figure below zero);
+    None if nothing."""
+    if len(hosts) > HOST_ROWS:
+        return f"more than {HOST_ROWS} host rows"
+    for i, host in enumerate(hosts):
+        if len(host.latency) != LATENCY_BUCKETS:
+            return f"hosts[{i}].latency is not {LATENCY_BUCKETS} counts"
+        counts = (host.queued, host.in_flight, host.done, host.failed, host.tries, host.errors,
+                  host.streak, host.limit, host.waiting, *host.latency)  # fmt: skip
+        if min(counts) < 0 or min(host.next_fetch, host.crawl_delay, host.delay) < 0:
+            return f"hosts[{i}] has a negative figure"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     t: float  # monotonic time it was taken

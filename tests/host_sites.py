@@ -12,13 +12,15 @@ from crawlscope.engine.snapshot import HostView, Snapshot
 from helpers import Handler
 
 
-def counted_site(prefix: str, pages: int, hits: list[str]) -> dict[str, Handler]:
-    """A root linking to `pages` pages of 30 ms each; every page request is noted."""
+def counted_site(
+    prefix: str, pages: int, hits: list[str], latency: float = 0.03
+) -> dict[str, Handler]:
+    """A root linking to `pages` pages of `latency` each; every page request is noted."""
 
     def page(body: str) -> Handler:
         async def handler(request: web.Request) -> web.Response:
             hits.append(request.path)
-            await asyncio.sleep(0.03)
+            await asyncio.sleep(latency)
             return web.Response(text=body, content_type="text/html")
 
         return handler

@@ -31,6 +31,7 @@ from ..config import CrawlConfig
 from ..config_json import config_from_plain, config_to_plain
 from ..crawler import Crawler
 from ..host_controls import HOST_CONTROLS, host_control
+from ..hosts import merge_host_rows
 from ..plain import MOST_INT, BadMessage
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
@@ -44,7 +45,7 @@ from ..remote.protocol import (
     snapshot_to_plain,
     text_from_plain,
 )
-from ..snapshot import Accounting, Phase, Snapshot
+from ..snapshot import Accounting, HostView, Phase, Snapshot
 from ..text import printable
 from .redis_frontier import ClusterFigures, key_prefix
 
@@ -294,7 +295,16 @@ class ClusterCrawl:
             paused_all=bool(snaps) and all(snap.paused_all for _, snap in snaps),
             slowmo=max((snap.slowmo for _, snap in snaps), default=0.0),
             crawl_delay=next((snap.crawl_delay for _, snap in snaps if snap.crawl_delay), ""),
+            hosts=merge_host_rows(
+                (snap.hosts for _, snap in snaps), {h.host: h.queued for h in self.hosts}
+            ),
+            # Each process counts the hosts it met; the busiest are in every count.
+            host_count=max((snap.host_count for _, snap in snaps), default=0),
         )
+
+    def process_hosts(self) -> list[tuple[str, tuple[HostView, ...]]]:
+        """Each process's own host rows, by its name: what it fetched, as it counts."""
+        return [(printable(name), blob.snapshot.hosts) for name, blob in self._in_order()]
 
     def _in_order(self) -> list[tuple[str, Published]]:
         return sorted(self._blobs.items(), key=lambda item: self._numbers[item[0]])

@@ -31,7 +31,7 @@ from typing import Any
 from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd
-from ..snapshot import HOST_ROWS, LATENCY_BUCKETS, Accounting, HostView, Snapshot
+from ..snapshot import Accounting, HostView, Snapshot, host_rows_problem
 from ..workers import WorkerView
 
 VERSION = 1
@@ -95,22 +95,12 @@ def snapshot_from_plain(plain: object, where: str = "snapshot") -> Snapshot:
     if isinstance(plain, dict) and "workers" not in plain:
         plain = {**plain, "workers": []}
     snap: Snapshot = decode(Snapshot, plain, where)
-    check_hosts(snap.hosts, where)
+    problem = host_rows_problem(snap.hosts)
+    if problem is not None:
+        raise BadMessage(f"{where}: {problem}")
+    if snap.host_count < len(snap.hosts):
+        raise BadMessage(f"{where}.host_count is below its rows")
     return snap
-
-
-def check_hosts(hosts: tuple[HostView, ...], where: str) -> None:
-    """The caps a peer's host rows must keep, past their types: no more rows than a
-    crawl sends, histograms of the one shape, no count below zero."""
-    if len(hosts) > HOST_ROWS:
-        raise BadMessage(f"{where}.hosts has more than {HOST_ROWS} rows")
-    for i, host in enumerate(hosts):
-        counts = (host.queued, host.in_flight, host.done, host.failed, host.tries, host.errors,
-                  host.streak, host.limit, host.waiting, *host.latency)  # fmt: skip
-        if len(host.latency) != LATENCY_BUCKETS:
-            raise BadMessage(f"{where}.hosts[{i}].latency is not {LATENCY_BUCKETS} counts")
-        if min(counts) < 0 or min(host.next_fetch, host.crawl_delay, host.delay) < 0:
-            raise BadMessage(f"{where}.hosts[{i}] has a negative figure")
 
 
 def text_from_plain(plain: object, where: str) -> str:

@@ -19,9 +19,9 @@ from typing import Any
 from ..config_json import config_from_plain
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd, RedirectLog
-from ..snapshot import Accounting, Phase, Snapshot
+from ..snapshot import Accounting, HostView, Phase, Snapshot
 from ..workers import WorkerState, WorkerView
-from .validation import BadEvent, check_event, check_start, parse_line
+from .validation import BadEvent, check_event, check_start, host_rows, parse_line
 
 CHECKPOINT_EVERY = 2000  # events between saved states
 
@@ -58,6 +58,8 @@ class _State:
     ends: dict[str, ChainEnd] = field(default_factory=dict)  # redirect targets never fetched
     recent: deque[FetchRecord] = field(default_factory=lambda: deque(maxlen=256))
     ended_at: float | None = None  # when the phase became finished or stopped
+    hosts: tuple[HostView, ...] = ()  # the last "hosts" line's rows, and its count
+    host_count: int = 0
 
     def copy(self) -> _State:
         return _State(
@@ -71,6 +73,8 @@ class _State:
             dict(self.ends),
             deque(self.recent, maxlen=self.recent.maxlen),
             self.ended_at,
+            self.hosts,  # a tuple of frozen rows: shared, never changed
+            self.host_count,
         )  # fmt: skip
 
 
@@ -182,6 +186,8 @@ class ReplayedCrawl:
             w.pages = int(event.get("pages", w.pages))
             w.paused = bool(event.get("paused", False))
             w.retiring = bool(event.get("retiring", False))
+        elif kind == "hosts":
+            s.hosts, s.host_count = host_rows(event), int(event["count"])
         elif kind == "fetch":
             record = FetchRecord(**event["record"])
             (s.failed if record.failed else s.done)[record.url] = record
@@ -254,6 +260,8 @@ class ReplayedCrawl:
             unfinished=self.unfinished,
             redirect_version=len(self._state.hops),
             paused_all=self.phase is Phase.PAUSED,
+            hosts=self._state.hosts,
+            host_count=self._state.host_count,
         )
 
     def chains(self) -> list[Chain]:

@@ -18,10 +18,10 @@ from typing import Any, TypeGuard
 
 from ..config import CrawlConfig
 from ..config_json import config_from_plain
-from ..plain import BadMessage
+from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import ChainEnd
-from ..snapshot import Phase
+from ..snapshot import HostView, Phase, host_rows_problem
 from ..text import printable
 from ..workers import WorkerState
 
@@ -161,7 +161,29 @@ _RECORD_HINTS: dict[str, Any] = typing.get_type_hints(FetchRecord)
 _RECORD_REQUIRED = tuple(
     f.name for f in fields(FetchRecord) if f.default is MISSING and f.default_factory is MISSING
 )
+
+
+def host_rows(event: dict[str, Any]) -> tuple[HostView, ...]:
+    """A "hosts" line's rows, checked (types, caps) and their text escaped."""
+    try:
+        rows: tuple[HostView, ...] = decode(tuple[HostView, ...], event.get("rows"), "rows")
+    except BadMessage as exc:
+        raise BadEvent(f"a hosts line with bad {exc}") from None
+    problem = host_rows_problem(rows)
+    if problem is not None:
+        raise BadEvent(f"a hosts line with {problem}")
+    count = event.get("count")
+    if type(count) is not int or count < len(rows):
+        raise BadEvent(f"a hosts line's 'count' is wrong: {_show(count)}")
+    return rows
+
+
+def _check_hosts(event: dict[str, Any]) -> None:
+    host_rows(event)
+
+
 _CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "hosts": _check_hosts,
     "state": _check_state,
     "fetch": _check_fetch,
     "phase": lambda _event: None,

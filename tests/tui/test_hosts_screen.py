@@ -43,7 +43,8 @@ async def select(pilot: Pilot[int], screen: HostsScreen, origin: str) -> None:
 async def test_b_blocks_the_selected_host_and_again_unblocks_it(serve: Serve) -> None:
     hits_a: list[str] = []
     hits_b: list[str] = []
-    root_a = await serve(counted_site("a", 30, hits_a))
+    # Host a is slow: its pages are not all fetched before the keys reach the screen.
+    root_a = await serve(counted_site("a", 30, hits_a, latency=0.2))
     root_b = await serve(counted_site("b", 30, hits_b))
     a = root_a.rstrip("/")
     app = CrawlScopeApp(LiveCrawl(roots=(root_a, root_b), make_config=config(2)))
@@ -93,8 +94,11 @@ async def test_a_replay_shows_the_hosts_without_keys(serve: Serve, tmp_path: Pat
     app = CrawlScopeApp(Recording(replay, record.name, paused=True))
     async with app.run_test(size=(160, 40)) as pilot:
         await frames(pilot, 2)
+        await pilot.press("end")  # the recording's end: the rows the crawl ended with
         screen = await hosts_screen(pilot)
         await until(pilot, lambda: "watch only" in screen_text(app), "said read-only")
+        await until(pilot, lambda: screen.table.selected == root.rstrip("/"), "its row")
+        assert screen.table._cells[root.rstrip("/")][3].plain == "5"  # done
         assert screen.check_action("toggle_block", ()) is False  # hidden from the footer
         text = screen_text(app)
         assert "Block" not in text and "Delay" not in text and "Close" in text
