@@ -1,0 +1,81 @@
+"""The hosts in a cluster: each process's rows in Redis, merged in the cluster's view,
+and the hosts screen's controls sent to every process; with a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+from host_sites import counted_site
+from redis_support import RedisServer, redis_server
+
+from crawlscope.engine.cluster.node import redis_crawler
+from crawlscope.engine.cluster.observe import ClusterControls, ClusterCrawl
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.hosts import merge_host_rows
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from helpers import Handler
+
+__all__ = ["redis_server"]  # a fixture, used by name
+
+Serve = Callable[[dict[str, Handler]], Awaitable[str]]
+
+
+async def until(condition: Callable[[], object], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)
+
+
+async def test_the_cluster_view_shows_and_steers_the_hosts(redis_server: RedisServer) -> None:
+    import redis.asyncio as aioredis
+
+    async with DemoServer(DemoConfig(pages=60, latency=0.05)) as site:
+        origin = site.url.rstrip("/")
+        crawler = redis_crawler(CrawlConfig(roots=(site.url,), max_tasks=3), redis_server.url, "h")
+        crawling = asyncio.create_task(crawler.crawl())
+        view = ClusterCrawl(aioredis.Redis(port=redis_server.port), "h")
+        controls = ClusterControls(view)
+        watching = asyncio.create_task(view.run())
+        try:
+            await until(lambda: view.ready.is_set() and view.snapshot().hosts)
+            assert view.snapshot().hosts[0].origin == origin
+            ((_name, rows),) = view.process_hosts()
+            assert rows[0].origin == origin
+            assert controls.block_host(origin)
+            await until(lambda: crawler.host_book.blocked(origin))
+            await until(lambda: view.snapshot().hosts[0].blocked)
+            controls.set_host_limit(origin, 2)
+            await until(lambda: crawler.hosts.limit_of(origin) == 2)
+            controls.unblock_host(origin)
+            await asyncio.wait_for(crawling, 60)
+            await until(lambda: view.snapshot().hosts[0].done == len(crawler.ledger.done))
+            assert crawler.accounting().balanced
+        finally:
+            watching.cancel()
+            crawling.cancel()
+            await view.client.aclose()
+
+
+async def test_rows_of_two_crawls_merge_into_one_per_host(serve: Serve) -> None:
+    root = await serve(counted_site("p", 6, []))
+    other = await serve(counted_site("q", 3, []))
+    crawls = [Crawler(CrawlConfig(roots=roots, max_tasks=2)) for roots in ((root,), (root, other))]
+    for crawler in crawls:
+        await crawler.crawl()
+    one, two = (crawler.snapshot().hosts for crawler in crawls)
+    merged = {row.origin: row for row in merge_host_rows([one, two])}
+    assert set(merged) == {root.rstrip("/"), other.rstrip("/")}
+    both = merged[root.rstrip("/")]
+    assert both.done == 14 and both.tries == 14
+    first, second = (next(r for r in rows if r.origin == both.origin) for rows in (one, two))
+    assert both.latency == tuple(a + b for a, b in zip(first.latency, second.latency, strict=True))
+    assert merged[other.rstrip("/")].done == 4
+    # The shared queue's own count, when there is one, is what a merged row shows queued.
+    queued = merge_host_rows([one, two], {root.rstrip("/"): 5})
+    assert {row.origin: row.queued for row in queued} == {
+        root.rstrip("/"): 5, other.rstrip("/"): 0,
+    }  # fmt: skip
