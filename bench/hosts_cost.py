@@ -38,7 +38,7 @@ class NoFigures(HostBook):
     def no_answer(self, origin: str) -> None:
         pass
 
-    def finished(self, url: str, failed: bool) -> None:
+    def finished(self, url: str, failed: bool, depth: int = 0) -> None:
         pass
 
 

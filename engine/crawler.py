@@ -27,7 +27,7 @@ import aiohttp
 from .config import CrawlConfig
 from .connections import OUT_OF_STEP, Attempt, InStepConnector, watch_reuse
 from .frontier import Frontier, MemoryFrontier, Pair
-from .hosts import HostBook
+from .hosts import HostBook, depth_histogram
 from .introspect import suspension_point
 from .ledger import Answer, Ledger, Listeners
 from .links import parse_links
@@ -484,7 +484,7 @@ class Crawler:
         # One synchronous step: the URL leaves the worker's hands and lands in done or
         # failed with no await in between, so the accounting never sees it twice or not at all.
         self.ledger.keep(record)
-        self.host_book.finished(record.url, record.failed)
+        self.host_book.finished(record.url, record.failed, record.depth)
         w.url = None
         w.pages += 1
         self._touch(w)
@@ -665,6 +665,7 @@ class Crawler:
                 self.hosts, self.robots if self.config.obey_robots else None, self.t0
             ),
             host_count=len(self.host_book.hosts),
+            depths=depth_histogram(self.host_book.depths),
         )
 
     def _update_views(self) -> None:

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from .frontier import Lease
 from .politeness import HostGate, RobotsCache
-from .snapshot import HOST_ROWS, LATENCY_BUCKETS, HostView, RobotsState
+from .snapshot import DEPTHS, HOST_ROWS, LATENCY_BUCKETS, HostView, RobotsState
 from .urls import origin_of
 
 
@@ -52,6 +52,7 @@ class HostBook:
         # crawl asks it for every URL queued and taken, of a few hosts.
         self._origins: dict[str, str] = {}
         self.parked = 0  # URLs parked, over every blocked host
+        self.depths = [0] * DEPTHS  # pages finished at each depth: the crawl's shape
 
     def origin(self, url: str) -> str:
         cut = url.find("/", url.find("//") + 2)
@@ -97,7 +98,8 @@ class HostBook:
         host.errors += 1
         host.streak += 1
 
-    def finished(self, url: str, failed: bool) -> None:
+    def finished(self, url: str, failed: bool, depth: int = 0) -> None:
+        self.depths[min(max(depth, 0), DEPTHS - 1)] += 1
         host = self._host(self.origin(url))
         if failed:
             host.failed += 1
@@ -213,6 +215,20 @@ _ROBOTS_RANK = {
     RobotsState.IGNORED: 0, RobotsState.UNKNOWN: 1, RobotsState.FETCHING: 2,
     RobotsState.MISSING: 3, RobotsState.ALLOWED: 4, RobotsState.REFUSED: 5,
 }  # fmt: skip
+
+
+def depth_histogram(depths: list[int]) -> tuple[int, ...]:
+    """The depths up to the deepest reached: a snapshot's `depths`."""
+    deepest = max((d for d, n in enumerate(depths) if n), default=-1)
+    return tuple(depths[: deepest + 1])
+
+
+def merge_depths(groups: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
+    total = [0] * DEPTHS
+    for depths in groups:
+        for d, n in enumerate(depths[:DEPTHS]):
+            total[d] += n
+    return depth_histogram(total)
 
 
 def merge_host_rows(

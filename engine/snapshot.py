@@ -60,6 +60,8 @@ class Accounting:
 # 0: under 1 ms; the last also holds everything slower), so a histogram is a fixed
 # handful of counters, merged across processes by adding them.
 LATENCY_BUCKETS = 20
+# Depths the crawl-shape histogram tells apart; deeper pages count in the last.
+DEPTHS = 32
 # Host rows a snapshot carries at most (the busiest, and every blocked one first): a
 # crawl of 100,000 hosts must not make every frame that long.
 HOST_ROWS = 200
@@ -149,6 +151,15 @@ def host_rows_problem(hosts: tuple[HostView, ...]) -> str | None:
     return None
 
 
+def depths_problem(depths: tuple[int, ...]) -> str | None:
+    """What is wrong with a depth histogram from elsewhere; None if nothing."""
+    if len(depths) > DEPTHS:
+        return f"more than {DEPTHS} depths"
+    if depths and min(depths) < 0:
+        return "a negative count of pages at a depth"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     t: float  # monotonic time it was taken
@@ -164,6 +175,7 @@ class Snapshot:
     crawl_delay: str = ""  # the robots.txt Crawl-delay slowing the crawl most, in words
     hosts: tuple[HostView, ...] = ()  # the busiest HOST_ROWS hosts, blocked ones first
     host_count: int = 0  # every host the crawl has met
+    depths: tuple[int, ...] = ()  # pages finished (done or failed) at each depth
 
     def to_plain(self) -> dict[str, Any]:
         """Dicts, lists, strings and numbers only: what json.dumps takes as it is."""
@@ -191,4 +203,5 @@ class Snapshot:
             # A recording made before hosts were carried has none.
             hosts=tuple(HostView.from_plain(row) for row in data.get("hosts", ())),
             host_count=int(data.get("host_count", 0)),
+            depths=tuple(int(n) for n in data.get("depths", ())),
         )

@@ -31,7 +31,7 @@ from ..config import CrawlConfig
 from ..config_json import config_from_plain, config_to_plain
 from ..crawler import Crawler
 from ..host_controls import HOST_CONTROLS, host_control
-from ..hosts import merge_host_rows
+from ..hosts import merge_depths, merge_host_rows
 from ..plain import MOST_INT, BadMessage
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
@@ -300,6 +300,7 @@ class ClusterCrawl:
             ),
             # Each process counts the hosts it met; the busiest are in every count.
             host_count=max((snap.host_count for _, snap in snaps), default=0),
+            depths=merge_depths(snap.depths for _, snap in snaps),
         )
 
     def process_hosts(self) -> list[tuple[str, tuple[HostView, ...]]]:

@@ -31,7 +31,7 @@ from typing import Any
 from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd
-from ..snapshot import Accounting, HostView, Snapshot, host_rows_problem
+from ..snapshot import Accounting, HostView, Snapshot, depths_problem, host_rows_problem
 from ..workers import WorkerView
 
 VERSION = 1
@@ -98,6 +98,9 @@ def snapshot_from_plain(plain: object, where: str = "snapshot") -> Snapshot:
     problem = host_rows_problem(snap.hosts)
     if problem is not None:
         raise BadMessage(f"{where}: {problem}")
+    problem = depths_problem(snap.depths)
+    if problem is not None:
+        raise BadMessage(f"{where}.depths: {problem}")
     if snap.host_count < len(snap.hosts):
         raise BadMessage(f"{where}.host_count is below its rows")
     return snap

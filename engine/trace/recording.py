@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from ..config_json import config_to_plain
 from ..crawler import Crawler
-from ..hosts import host_rows_of
+from ..hosts import depth_histogram, host_rows_of
 from ..records import FetchRecord, LineFile
 from ..snapshot import HOST_ROWS, HostView
 from ..workers import Worker
@@ -119,7 +119,8 @@ class Recorder:
             return
         self._hosts, self._hosts_at = rows, t
         plain = [asdict(row) for row in rows]
-        self._write({"t": t, "kind": "hosts", "rows": plain, "count": count})
+        depths = list(depth_histogram(self.crawler.host_book.depths))
+        self._write({"t": t, "kind": "hosts", "rows": plain, "count": count, "depths": depths})
 
     def on_record(self, record: FetchRecord) -> None:
         event: dict[str, Any] = {"t": self._now(), "kind": "fetch", "record": record.to_dict()}

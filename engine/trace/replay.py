@@ -21,7 +21,7 @@ from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd, RedirectLog
 from ..snapshot import Accounting, HostView, Phase, Snapshot
 from ..workers import WorkerState, WorkerView
-from .validation import BadEvent, check_event, check_start, host_rows, parse_line
+from .validation import BadEvent, check_event, check_start, depths_of, host_rows, parse_line
 
 CHECKPOINT_EVERY = 2000  # events between saved states
 
@@ -60,6 +60,7 @@ class _State:
     ended_at: float | None = None  # when the phase became finished or stopped
     hosts: tuple[HostView, ...] = ()  # the last "hosts" line's rows, and its count
     host_count: int = 0
+    depths: tuple[int, ...] = ()
 
     def copy(self) -> _State:
         return _State(
@@ -75,6 +76,7 @@ class _State:
             self.ended_at,
             self.hosts,  # a tuple of frozen rows: shared, never changed
             self.host_count,
+            self.depths,
         )  # fmt: skip
 
 
@@ -188,6 +190,7 @@ class ReplayedCrawl:
             w.retiring = bool(event.get("retiring", False))
         elif kind == "hosts":
             s.hosts, s.host_count = host_rows(event), int(event["count"])
+            s.depths = depths_of(event)
         elif kind == "fetch":
             record = FetchRecord(**event["record"])
             (s.failed if record.failed else s.done)[record.url] = record
@@ -262,6 +265,7 @@ class ReplayedCrawl:
             paused_all=self.phase is Phase.PAUSED,
             hosts=self._state.hosts,
             host_count=self._state.host_count,
+            depths=self._state.depths,
         )
 
     def chains(self) -> list[Chain]:

@@ -21,7 +21,7 @@ from ..config_json import config_from_plain
 from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import ChainEnd
-from ..snapshot import HostView, Phase, host_rows_problem
+from ..snapshot import HostView, Phase, depths_problem, host_rows_problem
 from ..text import printable
 from ..workers import WorkerState
 
@@ -175,7 +175,19 @@ def host_rows(event: dict[str, Any]) -> tuple[HostView, ...]:
     count = event.get("count")
     if type(count) is not int or count < len(rows):
         raise BadEvent(f"a hosts line's 'count' is wrong: {_show(count)}")
+    depths_of(event)
     return rows
+
+
+def depths_of(event: dict[str, Any]) -> tuple[int, ...]:
+    """A "hosts" line's depth histogram (none in a line that has none)."""
+    depths = event.get("depths", [])
+    if not isinstance(depths, list) or not all(_is_count(n) for n in depths):
+        raise BadEvent(f"a hosts line's 'depths' is not a list of counts: {_show(depths)}")
+    problem = depths_problem(tuple(depths))
+    if problem is not None:
+        raise BadEvent(f"a hosts line with {problem}")
+    return tuple(depths)
 
 
 def _check_hosts(event: dict[str, Any]) -> None:

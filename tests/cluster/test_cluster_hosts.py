@@ -14,7 +14,7 @@ from crawlscope.engine.cluster.node import redis_crawler
 from crawlscope.engine.cluster.observe import ClusterControls, ClusterCrawl
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.hosts import merge_host_rows
+from crawlscope.engine.hosts import merge_depths, merge_host_rows
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from helpers import Handler
 
@@ -74,6 +74,8 @@ async def test_rows_of_two_crawls_merge_into_one_per_host(serve: Serve) -> None:
     first, second = (next(r for r in rows if r.origin == both.origin) for rows in (one, two))
     assert both.latency == tuple(a + b for a, b in zip(first.latency, second.latency, strict=True))
     assert merged[other.rstrip("/")].done == 4
+    # Pages by depth add up too: 1 + 2 roots at depth 0, 6 + 6 + 3 pages at depth 1.
+    assert merge_depths(crawler.snapshot().depths for crawler in crawls) == (3, 15)
     # The shared queue's own count, when there is one, is what a merged row shows queued.
     queued = merge_host_rows([one, two], {root.rstrip("/"): 5})
     assert {row.origin: row.queued for row in queued} == {

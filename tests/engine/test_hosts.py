@@ -162,3 +162,10 @@ async def test_the_report_has_a_hosts_section(serve: Serve) -> None:
     assert figures[-3:] == ["8", "missing", "0%"]
     # The URLs the block kept back are queued at the end, and the books balance.
     assert crawler.accounting().queued == 7 - done and crawler.accounting().balanced
+
+
+async def test_pages_are_counted_by_depth(serve: Serve) -> None:
+    root = await serve(counted_site("p", 5, []))
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=2))
+    await crawler.crawl()
+    assert crawler.snapshot().depths == (1, 5)  # the root, and the pages it links to

@@ -58,10 +58,12 @@ async def test_a_replay_shows_the_host_rows_of_the_moment_it_is_at(
     replay.seek(0.0)
     replay.seek(replay.duration)
     assert replay.snapshot().hosts == crawler.snapshot().hosts
+    assert replay.snapshot().depths == crawler.snapshot().depths == (1, 40)
 
 
-def hosts_line(rows: object, count: object = 1) -> str:
-    return json.dumps({"t": 0.5, "kind": "hosts", "rows": rows, "count": count})
+def hosts_line(rows: object, count: object = 1, depths: object = (1, 2)) -> str:
+    line = {"t": 0.5, "kind": "hosts", "rows": rows, "count": count, "depths": depths}
+    return json.dumps(line)
 
 
 def good_row(**changes: object) -> dict[str, object]:
@@ -76,19 +78,21 @@ def good_row(**changes: object) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(
-    ("rows", "count", "why"),
+    ("rows", "count", "depths", "why"),
     [
-        ([good_row(latency=[1, 2])], 1, "latency is not 20 counts"),
-        ([good_row(done=-1)], 1, "negative figure"),
-        ([good_row(robots="sure")], 1, "robots is not a known RobotsState"),
-        ([good_row(origin=7)], 1, "origin is not a string"),
-        ([good_row()] * (HOST_ROWS + 1), HOST_ROWS + 1, f"more than {HOST_ROWS} host rows"),
-        ([good_row()], 0, "'count' is wrong"),
-        ("rows", 1, "is not a list"),
+        ([good_row(latency=[1, 2])], 1, [1], "latency is not 20 counts"),
+        ([good_row(done=-1)], 1, [1], "negative figure"),
+        ([good_row(robots="sure")], 1, [1], "robots is not a known RobotsState"),
+        ([good_row(origin=7)], 1, [1], "origin is not a string"),
+        ([good_row()] * (HOST_ROWS + 1), HOST_ROWS + 1, [1], f"more than {HOST_ROWS} host rows"),
+        ([good_row()], 0, [1], "'count' is wrong"),
+        ("rows", 1, [1], "is not a list"),
+        ([good_row()], 1, [1] * 33, "more than 32 depths"),
+        ([good_row()], 1, [1, -2], "'depths' is not a list of counts"),
     ],
 )
 def test_a_bad_hosts_line_is_refused_naming_it(
-    tmp_path: Path, rows: object, count: object, why: str
+    tmp_path: Path, rows: object, count: object, depths: object, why: str
 ) -> None:
     good = tmp_path / "good.jsonl"
     start = {"kind": "start", "version": 1, "wall": 0.0, "config": {"roots": ["http://a.example/"]}}
@@ -96,8 +100,9 @@ def test_a_bad_hosts_line_is_refused_naming_it(
     replay = ReplayedCrawl.load(good)
     replay.seek(1.0)
     assert replay.snapshot().hosts[0].origin == "http://a.example"
+    assert replay.snapshot().depths == (1, 2)
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps(start) + "\n" + hosts_line(rows, count) + "\n")
+    bad.write_text(json.dumps(start) + "\n" + hosts_line(rows, count, depths) + "\n")
     with pytest.raises(ReplayError, match=r"bad\.jsonl:2: .*") as caught:
         ReplayedCrawl.load(bad)
     assert why in str(caught.value)

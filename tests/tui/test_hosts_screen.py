@@ -120,3 +120,15 @@ def test_the_hosts_screen_of_a_finished_demo_crawl(snap_compare: Callable[..., b
         await frames(pilot, 3)
 
     assert snap_compare(app, terminal_size=(140, 30), run_before=hosts_of_the_finished_crawl)
+
+
+async def test_a_crawl_bounded_by_max_pages_has_an_eta(serve: Serve) -> None:
+    root = await serve(counted_site("p", 40, [], latency=0.1))
+    app = CrawlScopeApp(LiveCrawl(roots=(root,), make_config=config(2, max_pages=20)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await hosts_screen(pilot)
+        await until(pilot, lambda: "(--max-pages 20)" in screen_text(app), "an ETA")
+        assert "ETA " in screen_text(app) and "pages by depth 0:1" in screen_text(app)
+        await until(pilot, lambda: crawler.phase is Phase.FINISHED, "the crawl ends")
+        await until(pilot, lambda: "pages by depth 0:1 1:19; " in screen_text(app), "depths")

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Static
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
 from crawlscope.engine.snapshot import OVER
 
+from ..widgets.crawl_shape import CrawlShape
 from ..widgets.hosts_table import HostsTable
 
 REFRESH = 0.25  # seconds between two looks at the source
@@ -43,10 +44,12 @@ class HostsScreen(ModalScreen[None]):
         self.source = source
         self.controls = controls
         self.reproducible = reproducible
+        self.shape = CrawlShape()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="hosts-body"):
             yield Static(id="hosts-title")
+            yield Static(id="hosts-shape")
             yield HostsTable()
             yield Footer()
 
@@ -70,6 +73,8 @@ class HostsScreen(ModalScreen[None]):
             f"{snap.host_count} host{'s' if snap.host_count != 1 else ''}{more};"
             f" blocked first, then by URLs waiting{keys}"
         )
+        shape = self.shape.line(snap, self.source.config.max_pages, self.reproducible)
+        self.query_one("#hosts-shape", Static).update(shape)
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
