@@ -169,3 +169,32 @@ async def test_pages_are_counted_by_depth(serve: Serve) -> None:
     crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=2))
     await crawler.crawl()
     assert crawler.snapshot().depths == (1, 5)  # the root, and the pages it links to
+
+
+async def test_a_limit_raised_live_lets_the_waiting_workers_in(serve: Serve) -> None:
+    hits: list[str] = []
+    root = await serve(counted_site("p", 40, hits, latency=0.1))
+    origin = root.rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=4, per_host=1))
+    most = 0
+
+    def note() -> bool:
+        nonlocal most
+        most = max(most, crawler.hosts.in_flight.get(origin, 0))
+        return most >= 3
+
+    crawling = asyncio.ensure_future(crawler.crawl())
+    try:
+        await wait_until(lambda: crawler.hosts.waiting.get(origin, 0) >= 2, "workers at the gate")
+        assert crawler.hosts.in_flight[origin] == 1
+        crawler.set_host_limit(origin, 4)
+        await wait_until(note, "three requests at once", poll=0.001)
+        # And back down: no more than one again once those in flight are over.
+        crawler.set_host_limit(origin, 1)
+        await wait_until(lambda: crawler.hosts.in_flight.get(origin, 0) <= 1, "one at a time")
+        await asyncio.wait_for(crawling, 60)
+    finally:
+        crawler.stop()
+        await asyncio.gather(crawling, return_exceptions=True)
+    assert len(hits) == 41
+    assert_accounted(crawler)
