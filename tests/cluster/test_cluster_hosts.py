@@ -4,11 +4,11 @@ and the hosts screen's controls sent to every process; with a real redis-server.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 
 from host_sites import counted_site
 from redis_support import RedisServer, redis_server
+from test_cluster import until
 
 from crawlscope.engine.cluster.node import redis_crawler
 from crawlscope.engine.cluster.observe import ClusterControls, ClusterCrawl
@@ -21,13 +21,6 @@ from helpers import Handler
 __all__ = ["redis_server"]  # a fixture, used by name
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
-
-
-async def until(condition: Callable[[], object], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.02)
 
 
 async def test_the_cluster_view_shows_and_steers_the_hosts(redis_server: RedisServer) -> None:

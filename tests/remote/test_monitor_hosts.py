@@ -3,55 +3,21 @@ screen's controls act for the token's holder only, each checked before it acts."
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from test_monitor import attached, watched
 
-from host_sites import counted_site
-
-from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.host_controls import MAX_HOST_DELAY, MAX_HOST_LIMIT, MAX_ORIGIN
-from crawlscope.engine.remote.client import RemoteControls, RemoteCrawl
-from crawlscope.engine.remote.monitor import Monitor, listen
+from crawlscope.engine.remote.client import RemoteControls
 from crawlscope.tui.waiting import wait_until
-from helpers import Handler
-
-Serve = Callable[[dict[str, Handler]], Awaitable[str]]
 
 
-@contextlib.asynccontextmanager
-async def monitored(root: str) -> AsyncIterator[tuple[Crawler, Monitor]]:
-    """A paused crawl of `root` with a monitor on a free port."""
-    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=2))
-    crawler.pause_all()
-    async with Monitor(crawler, crawler, listen("127.0.0.1", 0), fps=30.0) as monitor:
-        crawl = asyncio.create_task(crawler.crawl())
-        await wait_until(lambda: crawler.t0 is not None, "the crawl starts")
-        try:
-            yield crawler, monitor
-        finally:
-            crawler.stop()
-            await crawl
+def origin_of(crawler: Crawler) -> str:
+    return crawler.config.roots[0].rstrip("/")
 
 
-@contextlib.asynccontextmanager
-async def attached(url: str) -> AsyncIterator[RemoteCrawl]:
-    remote = RemoteCrawl(url)
-    task = asyncio.create_task(remote.run())
-    try:
-        await wait_until(remote.ready.is_set, "the first frame")
-        yield remote
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-async def test_a_viewer_gets_the_host_rows_and_steers_a_host(serve: Serve) -> None:
-    root = await serve(counted_site("p", 5, []))
-    origin = root.rstrip("/")
-    async with monitored(root) as (crawler, monitor), attached(monitor.url) as remote:
+async def test_a_viewer_gets_the_host_rows_and_steers_a_host() -> None:
+    async with watched(paused=True) as (crawler, monitor), attached(monitor.url) as remote:
+        origin = origin_of(crawler)
         await wait_until(lambda: remote.snapshot().hosts, "a host row")
         assert remote.snapshot().hosts[0].origin == origin
         controls = RemoteControls(remote)
@@ -67,12 +33,9 @@ async def test_a_viewer_gets_the_host_rows_and_steers_a_host(serve: Serve) -> No
         assert not remote.errors
 
 
-async def test_host_controls_without_the_token_or_out_of_bounds_are_refused(
-    serve: Serve,
-) -> None:
-    root = await serve(counted_site("p", 5, []))
-    origin = root.rstrip("/")
-    async with monitored(root) as (crawler, monitor):
+async def test_host_controls_without_the_token_or_out_of_bounds_are_refused() -> None:
+    async with watched(paused=True) as (crawler, monitor):
+        origin = origin_of(crawler)
         async with attached(monitor.view_url) as watcher:
             RemoteControls(watcher).block_host(origin)
             await wait_until(lambda: watcher.answers == 1, "the answer")

@@ -17,7 +17,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from crawlscope.engine.observe import CrawlControls, ObservedCrawl
-from crawlscope.engine.snapshot import OVER
+from crawlscope.engine.snapshot import OVER, HostView
+from crawlscope.engine.text import printable
 
 from ..widgets.crawl_shape import CrawlShape
 from ..widgets.hosts_table import HostsTable
@@ -86,49 +87,41 @@ class HostsScreen(ModalScreen[None]):
             return None
         return True
 
-    def _selected(self) -> tuple[CrawlControls, str] | None:
+    def _target(self) -> tuple[CrawlControls, HostView] | None:
+        """The controls and the selected host's row as the source has it now."""
         origin = self.table.selected
         if self.controls is None or origin is None:
             return None
-        return self.controls, origin
-
-    def _row(self, origin: str) -> tuple[bool, float, int] | None:
         for host in self.source.snapshot((), rows=False).hosts:
             if host.origin == origin:
-                return host.blocked, host.delay, host.limit
+                return self.controls, host
         return None
 
     def action_toggle_block(self) -> None:
-        chosen = self._selected()
-        row = None if chosen is None else self._row(chosen[1])
-        if chosen is None or row is None:
+        target = self._target()
+        if target is None:
             return
-        controls, origin = chosen
-        if row[0]:
-            controls.unblock_host(origin)
-            self.notify(f"{origin}: its URLs go back on the queue", title="unblocked", markup=False)
+        controls, host = target
+        name = printable(host.origin)  # a crawled name: shown literally, as in the table
+        if host.blocked:
+            controls.unblock_host(host.origin)
+            self.notify(f"{name}: its URLs go back on the queue", title="unblocked", markup=False)
         else:
-            controls.block_host(origin)
-            self.notify(
-                f"{origin}: its URLs wait (counted as queued)", title="blocked", markup=False
-            )
+            controls.block_host(host.origin)
+            self.notify(f"{name}: its URLs wait (counted as queued)", title="blocked", markup=False)
         self.refresh_rows()
 
     def action_delay(self, direction: int = 1) -> None:
-        chosen = self._selected()
-        row = None if chosen is None else self._row(chosen[1])
-        if chosen is None or row is None:
-            return
-        controls, origin = chosen
-        controls.set_host_delay(origin, max(0.0, row[1] + direction * DELAY_STEP))
-        self.refresh_rows()
+        target = self._target()
+        if target is not None:
+            controls, host = target
+            controls.set_host_delay(host.origin, max(0.0, host.delay + direction * DELAY_STEP))
+            self.refresh_rows()
 
     def action_limit(self, direction: int = 1) -> None:
-        chosen = self._selected()
-        row = None if chosen is None else self._row(chosen[1])
-        if chosen is None or row is None:
-            return
-        controls, origin = chosen
-        # 0 is no limit: one step down from 1 would lift it, so 1 is the least set here.
-        controls.set_host_limit(origin, max(1, row[2] + direction))
-        self.refresh_rows()
+        target = self._target()
+        if target is not None:
+            controls, host = target
+            # 0 is no limit: one step down from 1 would lift it, so 1 is the least set here.
+            controls.set_host_limit(host.origin, max(1, host.limit + direction))
+            self.refresh_rows()
