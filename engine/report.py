@@ -6,7 +6,7 @@ import heapq
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol, TextIO
 
 from .config import CrawlConfig
@@ -16,7 +16,7 @@ from .links import is_html
 from .politeness import crawl_delays_of
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd
-from .snapshot import Accounting
+from .snapshot import Accounting, HostView
 from .text import printable
 from .workers import Worker, WorkerState
 
@@ -155,9 +155,22 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
     write_totals(crawl, out, stats)
 
 
-HOST_COLUMNS = (
-    f"{'queued':>7} {'in flight':>9} {'done':>7} {'failed':>7} {'p50':>7} {'p99':>7}"
-    f" {'next':>7} {'delay':>6} {'Crawl-delay':>11} {'limit':>5} {'robots.txt':<15} {'errors':>6}"
+# The hosts panel's columns after the host's name: header, width, the cell of a row.
+# Crawl-delay is left out when no host asked for one: the report then names none.
+HostCell = Callable[[HostView, float], str]
+HOST_COLUMNS: tuple[tuple[str, int, HostCell], ...] = (
+    ("queued", 7, lambda h, _w: str(h.queued)),
+    ("in flight", 9, lambda h, _w: str(h.in_flight)),
+    ("done", 7, lambda h, _w: str(h.done)),
+    ("failed", 7, lambda h, _w: str(h.failed)),
+    ("p50", 7, lambda h, _w: _seconds(h.p50)),
+    ("p99", 7, lambda h, _w: _seconds(h.p99)),
+    ("next", 7, lambda _h, wait: _seconds(wait)),
+    ("delay", 6, lambda h, _w: _seconds(h.delay)),
+    ("Crawl-delay", 11, lambda h, _w: _seconds(h.crawl_delay)),
+    ("limit", 5, lambda h, _w: str(h.limit or "none")),
+    ("robots.txt", -15, lambda h, _w: h.robots.value),
+    ("errors", 6, lambda h, _w: f"{h.error_rate:.0%}" if h.tries else "-"),
 )
 
 
@@ -168,18 +181,21 @@ def hosts_lines(crawl: object) -> list[str]:
     if not rows:
         return []
     end = getattr(crawl, "elapsed", 0.0)
-    lines = ["Hosts (p50/p99: the top of a power-of-two bucket of ms):", f"  {HOST_COLUMNS}"]
+    delays = any(host.crawl_delay for host in rows)
+    columns = [c for c in HOST_COLUMNS if delays or c[0] != "Crawl-delay"]
+
+    def line(cells: Iterable[str]) -> str:
+        parts = (f"{cell:<{-w}}" if w < 0 else f"{cell:>{w}}" for cell, (_, w, _f) in
+                 zip(cells, columns, strict=True))  # fmt: skip
+        return "  " + " ".join(parts).rstrip()
+
+    lines = ["Hosts (p50/p99: the top of a power-of-two bucket of ms):"]
+    lines.append(line(header for header, _w, _f in columns))
     for host in rows:
         blocked = " [blocked]" if host.blocked else ""
         wait = host.next_fetch - end if isinstance(end, float) else 0.0
         lines.append(f"  {printable(host.origin, FILTERED_URL_CHARS)}{blocked}")
-        lines.append(
-            f"  {host.queued:>7} {host.in_flight:>9} {host.done:>7} {host.failed:>7}"
-            f" {_seconds(host.p50):>7} {_seconds(host.p99):>7} {_seconds(wait):>7}"
-            f" {_seconds(host.delay):>6} {_seconds(host.crawl_delay):>11}"
-            f" {host.limit or 'none':>5} {host.robots.value:<15}"
-            f" {f'{host.error_rate:.0%}' if host.tries else '-':>6}"
-        )
+        lines.append(line(cell(host, wait) for _h, _w, cell in columns))
     if count > len(rows):
         lines.append(f"  ... and {count - len(rows)} more hosts")
     return lines

@@ -153,7 +153,7 @@ async def test_the_report_has_a_hosts_section(serve: Serve) -> None:
     at = lines.index("Hosts (p50/p99: the top of a power-of-two bucket of ms):")
     assert lines[at + 1].split() == [
         "queued", "in", "flight", "done", "failed", "p50", "p99", "next", "delay",
-        "Crawl-delay", "limit", "robots.txt", "errors",
+        "limit", "robots.txt", "errors",
     ]  # fmt: skip
     assert lines[at + 2] == f"  {origin} [blocked]"
     figures = lines[at + 3].split()
@@ -198,3 +198,23 @@ async def test_a_limit_raised_live_lets_the_waiting_workers_in(serve: Serve) -> 
         await asyncio.gather(crawling, return_exceptions=True)
     assert len(hits) == 41
     assert_accounted(crawler)
+
+
+async def test_the_report_shows_a_crawl_delay_column_when_a_host_asks_for_one(
+    serve: Serve,
+) -> None:
+    routes = counted_site("p", 2, [])
+
+    async def robots(_request: web.Request) -> web.Response:
+        return web.Response(text="User-agent: *\nCrawl-delay: 0.05\n", content_type="text/plain")
+
+    root = await serve({**routes, "/robots.txt": robots})
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=2))
+    await crawler.crawl()
+    out = io.StringIO()
+    write_report(crawler, out)
+    lines = out.getvalue().splitlines()
+    at = lines.index("Hosts (p50/p99: the top of a power-of-two bucket of ms):")
+    header, figures = lines[at + 1].split(), lines[at + 3].split()
+    assert header[-4:] == ["Crawl-delay", "limit", "robots.txt", "errors"]
+    assert figures[-4:] == ["50ms", "8", "allowed", "0%"]
