@@ -664,7 +664,7 @@ class Crawler:
             hosts=self.host_book.rows(
                 self.hosts, self.robots if self.config.obey_robots else None, self.t0
             ),
-            host_count=len(self.host_book.hosts),
+            host_count=self.host_book.count,
             depths=depth_histogram(self.host_book.depths),
         )
 

@@ -61,8 +61,19 @@ class HostBook:
         if origin is None:
             if len(self._origins) > 100_000:
                 self._origins.clear()  # a crawl of very many hosts: no cache beats a huge one
-            origin = self._origins[prefix] = origin_of(prefix)
+            try:
+                origin = origin_of(prefix)
+            except ValueError:
+                # Not a URL a host can be told from (a state file's row against the
+                # rules, say): the crawler refuses it in its own time; no row here.
+                origin = ""
+            self._origins[prefix] = origin
         return origin
+
+    @property
+    def count(self) -> int:
+        """Hosts met, not counting the figures kept for URLs with no host ("")."""
+        return len(self.hosts) - ("" in self.hosts)
 
     def _host(self, origin: str) -> HostFigures:
         host = self.hosts.get(origin)
@@ -155,10 +166,11 @@ class HostBook:
             busy = host.queued + in_flight.get(origin, 0) + waiting.get(origin, 0)
             return host.parked is not None, busy, host.done + host.failed
 
+        named = [(origin, host) for origin, host in self.hosts.items() if origin]
         busiest: Iterable[tuple[str, HostFigures]] = (
-            sorted(self.hosts.items(), key=weight, reverse=True)
-            if len(self.hosts) <= limit
-            else heapq.nlargest(limit, self.hosts.items(), key=weight)
+            sorted(named, key=weight, reverse=True)
+            if len(named) <= limit
+            else heapq.nlargest(limit, named, key=weight)
         )
         return tuple(self._row(origin, host, gate, robots, t0) for origin, host in busiest)
 
@@ -206,7 +218,7 @@ def host_rows_of(crawl: object, limit: int = REPORT_HOSTS) -> tuple[tuple[HostVi
     obeyed = isinstance(robots, RobotsCache) and getattr(config, "obey_robots", True)
     t0 = getattr(crawl, "t0", None)
     rows = book.rows(gate, robots if obeyed else None, t0 if isinstance(t0, float) else None, limit)
-    return rows, len(book.hosts)
+    return rows, book.count
 
 
 # Which robots.txt state a merged row shows when processes differ: what one of them

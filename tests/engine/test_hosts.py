@@ -11,7 +11,7 @@ from host_sites import counted_site, holding, host_row
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.hosts import latency_bucket
+from crawlscope.engine.hosts import HostBook, latency_bucket
 from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import RobotsState, bucket_bounds
 from crawlscope.tui.waiting import wait_until
@@ -218,3 +218,11 @@ async def test_the_report_shows_a_crawl_delay_column_when_a_host_asks_for_one(
     header, figures = lines[at + 1].split(), lines[at + 3].split()
     assert header[-4:] == ["Crawl-delay", "limit", "robots.txt", "errors"]
     assert figures[-4:] == ["50ms", "8", "allowed", "0%"]
+
+
+def test_a_url_with_no_host_gets_no_row() -> None:
+    book = HostBook()
+    book.queued("not a url at all")
+    book.queued("http://a.example/x")
+    assert book.origin("not a url at all") == ""
+    assert book.count == 1
