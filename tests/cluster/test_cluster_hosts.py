@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from host_sites import counted_site
 from redis_support import RedisServer, redis_server
 from test_cluster import until
+from textual.app import App
 
 from crawlscope.engine.cluster.node import redis_crawler
 from crawlscope.engine.cluster.observe import ClusterControls, ClusterCrawl
@@ -16,6 +17,7 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.hosts import merge_depths, merge_host_rows
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.tui.screens.hosts import HostsScreen
 from helpers import Handler
 
 __all__ = ["redis_server"]  # a fixture, used by name
@@ -74,3 +76,50 @@ async def test_rows_of_two_crawls_merge_into_one_per_host(serve: Serve) -> None:
     assert {row.origin: row.queued for row in queued} == {
         root.rstrip("/"): 5, other.rstrip("/"): 0,
     }  # fmt: skip
+
+
+class HostsApp(App[None]):
+    """The hosts screen alone, on a cluster's view: what `h` opens in `attach redis://`."""
+
+    def __init__(self, view: ClusterCrawl) -> None:
+        super().__init__()
+        self.view = view
+
+    def on_mount(self) -> None:
+        self.push_screen(HostsScreen(self.view, ClusterControls(self.view)))
+
+
+async def test_the_hosts_screen_shows_a_cluster_merged_and_by_process(
+    redis_server: RedisServer,
+) -> None:
+    import redis.asyncio as aioredis
+
+    async with DemoServer(DemoConfig(pages=60, latency=0.05)) as site:
+        origin = site.url.rstrip("/")
+        crawler = redis_crawler(CrawlConfig(roots=(site.url,), max_tasks=3), redis_server.url, "s")
+        crawler.pause_all()
+        crawling = asyncio.create_task(crawler.crawl())
+        view = ClusterCrawl(aioredis.Redis(port=redis_server.port), "s")
+        watching = asyncio.create_task(view.run())
+        app = HostsApp(view)
+        try:
+            await until(lambda: view.ready.is_set() and view.snapshot().hosts)
+            async with app.run_test(size=(160, 30)) as pilot:
+                screen = app.screen
+                assert isinstance(screen, HostsScreen)
+                await until(lambda: screen.table.selected == origin)
+                await pilot.press("b")  # the merged row: sent to every process
+                await until(lambda: crawler.host_book.blocked(origin))
+                await pilot.press("P")
+                ((name, _rows),) = view.process_hosts()
+                await until(lambda: screen.table.selected == f"{name} {origin}")
+                assert screen.check_action("toggle_block", ()) is None  # merged rows only
+                await pilot.press("P")
+                await until(lambda: screen.table.selected == origin)
+                await pilot.press("b")
+                await until(lambda: not crawler.host_book.blocked(origin))
+        finally:
+            watching.cancel()
+            crawler.stop()
+            await asyncio.gather(crawling, return_exceptions=True)
+            await view.client.aclose()

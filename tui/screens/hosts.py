@@ -8,6 +8,8 @@ asked of the controls handed in (None: watch only), never of the source's class.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -35,6 +37,7 @@ class HostsScreen(ModalScreen[None]):
         Binding("D", "delay(-1)", "Delay -"),
         Binding("l", "limit(1)", "Limit +"),
         Binding("L", "limit(-1)", "Limit -"),
+        Binding("P", "by_process", "By process"),
         Binding("escape,h,q", "dismiss", "Close"),
     ]
 
@@ -46,6 +49,12 @@ class HostsScreen(ModalScreen[None]):
         self.controls = controls
         self.reproducible = reproducible
         self.shape = CrawlShape()
+        # A cluster's view can say each process's own rows (ClusterCrawl.process_hosts):
+        # asked of the source, like the controls, not of its class.
+        self.processes: Callable[[], list[tuple[str, tuple[HostView, ...]]]] | None = getattr(
+            source, "process_hosts", None
+        )
+        self.by_process = False  # the rows of each process instead of the merged ones
 
     def compose(self) -> ComposeResult:
         with Vertical(id="hosts-body"):
@@ -66,7 +75,14 @@ class HostsScreen(ModalScreen[None]):
 
     def refresh_rows(self) -> None:
         snap = self.source.snapshot((), rows=False)
-        self.table.show(snap.hosts, snap.elapsed, self.reproducible)
+        hosts = snap.hosts
+        if self.by_process and self.processes is not None:
+            hosts = tuple(
+                replace(row, origin=f"{name} {row.origin}")
+                for name, rows in self.processes()
+                for row in rows
+            )
+        self.table.show(hosts, snap.elapsed, self.reproducible)
         shown = len(snap.hosts)
         more = f" (the busiest {shown} shown)" if snap.host_count > shown else ""
         keys = "" if self.controls is not None else "  watch only: no keys act on a host"
@@ -79,13 +95,21 @@ class HostsScreen(ModalScreen[None]):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "by_process":
+            return self.processes is not None
         if action not in STEERING:
             return True
         if self.controls is None:
             return False  # hidden: this source cannot be steered
         if self.source.snapshot((), rows=False).phase in OVER or self.table.selected is None:
             return None
+        if self.by_process:
+            return None  # a key acts on a host of the whole crawl: in the merged rows
         return True
+
+    def action_by_process(self) -> None:
+        self.by_process = not self.by_process
+        self.refresh_rows()
 
     def _target(self) -> tuple[CrawlControls, HostView] | None:
         """The controls and the selected host's row as the source has it now."""

@@ -78,7 +78,9 @@ apply, missing: 4xx, all allowed, refused: 5xx or unreachable, all disallowed) a
 share of requests that got no answer (*errors*, red after three in a row). On a crawl
 that can be steered: `b` blocks the selected host (its URLs wait, nothing is lost) or
 unblocks it, `d` / `D` add or take away 0.5 s of delay, `l` / `L` raise or lower its
-limit. In a replay or a read-only view the screen shows the same rows with no keys.
+limit. In a replay or a read-only view the screen shows the same rows with no keys. On
+a cluster (`attach redis://...`) the rows are the processes' added up, and `P` shows
+each process's own.
 
 In a replay (`crawlscope replay FILE`) nothing can be steered; the keys move time:
 `p` or `space` play and pause, `.` and `,` (or the arrows) step one recorded event,
