@@ -199,8 +199,8 @@ class HostGate:
 
     A host may have a limit and a delay of its own (`set_limit`, `set_delay`), changed
     while the crawl runs: a semaphore cannot change its size, so the slots are counted
-    here, and each freed slot wakes one waiter (waking them all would cost every waiter
-    a turn of the loop per request)."""
+    here, and each freed slot is handed to the first waiter, in turn (waking them all
+    would cost every waiter a turn of the loop per request)."""
 
     def __init__(self, limit: int, delay: float) -> None:
         self.limit = limit
@@ -225,7 +225,7 @@ class HostGate:
 
     def must_wait(self, origin: str, delay: float = 0.0) -> bool:
         """Would `enter` suspend right now? (So a worker shows "throttled" only when it is.)"""
-        if self._full(origin):
+        if self._full(origin) or self._waiters.get(origin):
             return True
         gap = max(self.delay_of(origin), delay)
         return bool(gap) and self._next_start.get(origin, 0.0) > time.monotonic()
@@ -237,9 +237,13 @@ class HostGate:
     async def enter(self, origin: str, delay: float = 0.0) -> None:
         self.waiting[origin] = self.waiting.get(origin, 0) + 1
         try:
-            while self._full(origin):
-                await self._wait_for_slot(origin)
-            self._taken[origin] = self._taken.get(origin, 0) + 1
+            # First come, first served, as asyncio.Semaphore: a newcomer queues behind
+            # the waiters even when a slot is free, since a freed slot is handed to the
+            # first of them (_release) and waking it takes a pass of the loop.
+            if self._full(origin) or self._waiters.get(origin):
+                await self._wait_for_slot(origin)  # returns holding the slot handed over
+            else:
+                self._taken[origin] = self._taken.get(origin, 0) + 1
             try:
                 gap = max(self.delay_of(origin), delay)
                 if gap:
@@ -263,34 +267,39 @@ class HostGate:
         try:
             await waiter
         except asyncio.CancelledError:
-            # Woken, then cancelled: the slot goes to the next one. A waiter cancelled
-            # before it was woken stays in the queue, done, and _wake passes over it (a
+            # Handed a slot, then cancelled: the slot goes on to the next one. A waiter
+            # cancelled before stays in the queue, done, and _release passes over it (a
             # search of the queue for each would cost a crawl of 10,000 workers seconds).
             if not waiter.cancelled():
-                self._wake(origin)
+                self._release(origin)
             raise
 
-    def _wake(self, origin: str, every: bool = False) -> None:
+    def _hand_over(self, origin: str) -> bool:
+        """Give a slot to the first waiter still waiting; False if there is none."""
         waiters = self._waiters.get(origin)
         while waiters:
             waiter = waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
-                if not every:
-                    return
+                return True
+        return False
 
     def leave(self, origin: str) -> None:
         self.in_flight[origin] -= 1
         self._release(origin)
 
     def _release(self, origin: str) -> None:
+        limit = self.limit_of(origin)
+        # Over a limit lowered meanwhile, the slot is given up, not handed over.
+        if (not limit or self._taken[origin] <= limit) and self._hand_over(origin):
+            return
         self._taken[origin] -= 1
-        self._wake(origin)
 
     def set_limit(self, origin: str, limit: int) -> None:
         """A limit for `origin` alone (0: none); waiters it lets in go at once."""
-        self.limits[origin] = max(0, limit)
-        self._wake(origin, every=True)  # each looks again; those still over wait again
+        self.limits[origin] = limit = max(0, limit)
+        while (not limit or self._taken.get(origin, 0) < limit) and self._hand_over(origin):
+            self._taken[origin] = self._taken.get(origin, 0) + 1
 
     def set_delay(self, origin: str, seconds: float) -> None:
         """Our delay for `origin` alone; a start already reserved keeps its time."""

@@ -12,6 +12,7 @@ from host_sites import counted_site, holding, host_row
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.hosts import HostBook, latency_bucket
+from crawlscope.engine.politeness import HostGate
 from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import RobotsState, bucket_bounds
 from crawlscope.tui.waiting import wait_until
@@ -226,3 +227,27 @@ def test_a_url_with_no_host_gets_no_row() -> None:
     book.queued("http://a.example/x")
     assert book.origin("not a url at all") == ""
     assert book.count == 1
+
+
+async def test_the_gate_serves_its_waiters_in_turn() -> None:
+    gate = HostGate(limit=1, delay=0.0)
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def request(name: str) -> None:
+        await gate.enter("http://a")
+        order.append(name)
+        if name == "first":
+            await release.wait()
+        gate.leave("http://a")
+
+    first = asyncio.ensure_future(request("first"))
+    await wait_until(lambda: order == ["first"], "the first in")
+    waiting = [asyncio.ensure_future(request(name)) for name in ("second", "third")]
+    await wait_until(lambda: gate.waiting["http://a"] == 2, "two at the gate")
+    release.set()
+    await first
+    # A newcomer right after the slot was freed queues behind the two already waiting.
+    late = asyncio.ensure_future(request("late"))
+    await asyncio.gather(*waiting, late)
+    assert order == ["first", "second", "third", "late"]
