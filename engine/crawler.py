@@ -26,7 +26,8 @@ import aiohttp
 
 from .config import CrawlConfig
 from .connections import OUT_OF_STEP, Attempt, InStepConnector, watch_reuse
-from .frontier import Frontier, MemoryFrontier
+from .frontier import Frontier, MemoryFrontier, Pair
+from .hosts import HostBook, depth_histogram
 from .introspect import suspension_point
 from .ledger import Answer, Ledger, Listeners
 from .links import parse_links
@@ -90,6 +91,7 @@ class Crawler:
         self.ledger.on_fault = lambda _exc: self.stop()
         self.robots = RobotsCache(self._session, config.max_crawl_delay)
         self.hosts = HostGate(config.per_host, config.host_delay)
+        self.host_book = HostBook()  # each host's figures, and the blocked hosts' URLs
         self.workers: dict[int, Worker] = {}
         # What a snapshot counts, kept as workers change (_touch) rather than counted from
         # a view of every worker each frame: a frame builds views for the rows a screen
@@ -131,7 +133,7 @@ class Crawler:
             self._own_session = True
         try:
             for pair in self.ledger.add_roots():
-                self.q.put_nowait(pair)
+                self._put(pair)
             if self.config.sitemaps:
                 await self._add_sitemap_roots()
             for _ in range(self.config.max_tasks):
@@ -150,6 +152,9 @@ class Crawler:
             self.health.stop()
             self._set_phase(Phase.STOPPING)
             await self._cancel_workers()
+            for lease in self.host_book.unpark_all():
+                self.q.put_back(lease)  # a blocked host's URLs were queued all along
+                self.q.task_done(lease)
             await self.q.close()
             await self.robots.close()
             if self._own_session:
@@ -189,7 +194,7 @@ class Crawler:
         books = self.ledger
         for url in reader.findings.urls:
             if url not in books.seen_urls and books.admit(url, books.max_redirect, 0, None):
-                self.q.put_nowait((url, books.max_redirect))
+                self._put((url, books.max_redirect))
 
     def _session(self) -> aiohttp.ClientSession:
         assert self.session is not None, "crawl() has not started"
@@ -308,6 +313,8 @@ class Crawler:
                 # No linger: the fetch before lingered at its end, still holding its URL.
                 self._enter(w, WorkerState.WAITING)
                 lease = await self.q.get()
+                if self.host_book.take(lease):
+                    continue  # its host is blocked: parked, and still queued
                 url, max_redirect = w.url, w.max_redirect = lease.pair
                 self._touch(w)
                 try:
@@ -328,6 +335,7 @@ class Crawler:
                     if w.url is not None:
                         # Cancelled before its record was written: the URL goes back.
                         self.q.put_back(lease)
+                        self.host_book.queued(lease.url)
                         w.url = None
                         self._touch(w)
                     self.q.task_done(lease)
@@ -369,7 +377,7 @@ class Crawler:
             await self.turns.take()
         record, new = self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start)
         for pair in new:
-            self.q.put_nowait(pair)  # the chapter's put, right where the links are found
+            self._put(pair)  # the chapter's put, right where the links are found
         self._finish(w, record)
 
     async def _robots_allow(self, w: Worker, url: str, origin: str) -> float | None:
@@ -453,6 +461,7 @@ class Crawler:
         if self.hosts.must_wait(origin, crawl_delay):
             await self._step(w, WorkerState.THROTTLED)
         await self.hosts.enter(origin, crawl_delay)
+        started = time.monotonic()
         # The URL holds "***" for a password; the root's own goes in the header (and
         # aiohttp's errors, which quote the URL sent, show none).
         target, authorization = self.config.credentials.request(url)
@@ -464,8 +473,12 @@ class Crawler:
             ) as response:
                 await self._step(w, WorkerState.BODY)
                 body, problem = await self._read_body(response)
+        except Exception:
+            self.host_book.no_answer(origin)
+            raise
         finally:
             self.hosts.leave(origin)
+        self.host_book.answered(origin, time.monotonic() - started)
         return response, body, problem
 
     async def _read_body(self, response: aiohttp.ClientResponse) -> tuple[bytes, str | None]:
@@ -486,18 +499,23 @@ class Crawler:
             chunks.append(chunk)
         return b"".join(chunks), None
 
+    def _put(self, pair: Pair) -> None:
+        self.q.put_nowait(pair)
+        self.host_book.queued(pair[0])
+
     def _drop(self, w: Worker, url: str, reason: str) -> None:
         """A URL a worker took but may not fetch moves to filtered, in one step."""
         self.ledger.drop(url, reason, w.id)
         w.url = None
         self._touch(w)
         for pair in self.ledger.refill():
-            self.q.put_nowait(pair)  # in its place under max_pages
+            self._put(pair)  # in its place under max_pages
 
     def _finish(self, w: Worker, record: FetchRecord) -> None:
         # One synchronous step: the URL leaves the worker's hands and lands in done or
         # failed with no await in between, so the accounting never sees it twice or not at all.
         self.ledger.keep(record)
+        self.host_book.finished(record.url, record.failed, record.depth)
         w.url = None
         w.pages += 1
         self._touch(w)
@@ -595,6 +613,25 @@ class Crawler:
     def set_slowmo(self, seconds: float) -> None:
         self.slowmo = seconds
 
+    def block_host(self, origin: str) -> bool:
+        """Fetch nothing more from `origin` (a request under way ends); its URLs wait."""
+        return self.host_book.block(origin)
+
+    def unblock_host(self, origin: str) -> bool:
+        """`origin`'s parked URLs go back on the queue; False if it was not blocked."""
+        if not self.host_book.blocked(origin):
+            return False
+        for lease in self.host_book.unblock(origin):
+            self.q.put_back(lease)
+            self.q.task_done(lease)  # the put back counts it again
+        return True
+
+    def set_host_delay(self, origin: str, seconds: float) -> None:
+        self.hosts.set_delay(origin, seconds)
+
+    def set_host_limit(self, origin: str, limit: int) -> None:
+        self.hosts.set_limit(origin, limit)
+
     def stop(self) -> None:
         """End the crawl gracefully: crawl() cancels the workers and returns."""
         self._stop.set()
@@ -618,7 +655,8 @@ class Crawler:
         shared = self.q.accounting()  # a cluster's books: every process's URLs
         if shared is not None:
             return shared
-        return self.ledger.accounting(self.q.qsize(), held)
+        # A blocked host's parked URLs count as queued: they wait, as the queue's do.
+        return self.ledger.accounting(self.q.qsize() + self.host_book.parked, held)
 
     def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
         """With `where_for`, views of those workers alone (the rows a screen shows), each
@@ -668,6 +706,11 @@ class Crawler:
             worker_ids=ids,
             states=tuple((state, n) for state, n in self._states.items() if n),
             retiring=self._retiring,
+            hosts=self.host_book.rows(
+                self.hosts, self.robots if self.config.obey_robots else None, self.t0
+            ),
+            host_count=self.host_book.count,
+            depths=depth_histogram(self.host_book.depths),
         )
 
     def _view_of(self, w: Worker, where: str) -> WorkerView:

@@ -27,6 +27,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from . import timing
+from .host_lints import host_lints, idle_workers
 from .ledger import Listeners
 from .lints import Lint, LintKind
 from .snapshot import MAX_WARNINGS, Phase
@@ -70,6 +71,7 @@ class LoopHealth:
         self._unfinished = -1
         self._still_since = 0.0
         self._stall_told = False
+        self._host_told: set[tuple[LintKind, str]] = set()  # host lints now holding
 
     # ---- the probe ------------------------------------------------------------------
 
@@ -92,6 +94,7 @@ class LoopHealth:
         if self._probes % CHECK_EVERY == 0:
             self._check_stuck()
             self._check_stall()
+            self._check_hosts()
             if self.check_listeners:
                 self.check_listeners.tell(None)
         self._schedule(loop)
@@ -193,6 +196,20 @@ class LoopHealth:
                 f" the queue ({c.q.qsize()} queued)"
             )
             self.tell(Lint(LintKind.JOIN_STALLED, c.elapsed, text))
+
+    def _check_hosts(self) -> None:
+        """The host lints (engine/host_lints.py) of the crawl now, each told once while
+        it holds: told again only after a check found it gone."""
+        c = self.crawler
+        if c.phase is not Phase.RUNNING:
+            return
+        snap = c.snapshot((), rows=False)  # the counts and the host rows; no worker views
+        found = host_lints(snap.hosts, idle_workers(snap), snap.live_workers, snap.elapsed)
+        now = {(lint.kind, lint.host) for lint in found}
+        for lint in found:
+            if (lint.kind, lint.host) not in self._host_told:
+                self.tell(lint)
+        self._host_told = now
 
 
 def _nearest_rank(ordered: list[float], q: float) -> float:

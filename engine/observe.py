@@ -53,7 +53,8 @@ class WorkerDetails(Protocol):
 
 
 class CrawlControls(Protocol):
-    """Steering a crawl: what the keys p, space, c, a, -, s and q do."""
+    """Steering a crawl: what the keys p, space, c, a, -, s and q do, and the hosts
+    panel's."""
 
     def pause_all(self) -> None: ...
 
@@ -72,6 +73,18 @@ class CrawlControls(Protocol):
     def set_slowmo(self, seconds: float) -> None: ...
 
     def stop(self) -> None: ...
+
+    # The hosts panel's keys, on one origin (a HostView's): its URLs wait while it is
+    # blocked, counted as queued; a delay or a limit set here replaces --delay or
+    # --per-host for that host alone (a robots.txt Crawl-delay still applies).
+
+    def block_host(self, origin: str) -> bool: ...
+
+    def unblock_host(self, origin: str) -> bool: ...
+
+    def set_host_delay(self, origin: str, seconds: float) -> None: ...
+
+    def set_host_limit(self, origin: str, limit: int) -> None: ...
 
 
 class PlayedBack(ObservedCrawl, Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from protego import Protego
 
 from .config import DEFAULT_MAX_CRAWL_DELAY
 from .records import describe_exception
+from .snapshot import RobotsState
 from .text import printable
 
 ROBOTS_AGENT = "crawlscope"  # the product token robots.txt rules are matched against
@@ -128,6 +130,20 @@ class RobotsCache:
         task = self._rules.get(origin)
         return task.result() if task is not None and task.done() else None
 
+    def state(self, origin: str) -> RobotsState:
+        """Where `origin`'s robots.txt stands, for the hosts panel."""
+        task = self._rules.get(origin)
+        if task is None:
+            return RobotsState.UNKNOWN
+        if not task.done():
+            return RobotsState.FETCHING
+        if task.cancelled() or task.exception() is not None:
+            return RobotsState.UNKNOWN
+        rules = task.result()
+        if rules.disallow_all:
+            return RobotsState.REFUSED
+        return RobotsState.MISSING if rules.parser is None else RobotsState.ALLOWED
+
     def crawl_delay(self, origin: str) -> float:
         """Seconds between request starts that `origin`'s robots.txt gets (0.0: none)."""
         delay = self.crawl_delays.get(origin)
@@ -179,51 +195,115 @@ class RobotsCache:
 
 class HostGate:
     """At most `limit` requests in flight per origin (0: no limit), starting at least
-    `delay` seconds apart (the larger of ours and the site's Crawl-delay)."""
+    `delay` seconds apart (the larger of ours and the site's Crawl-delay).
+
+    A host may have a limit and a delay of its own (`set_limit`, `set_delay`), changed
+    while the crawl runs: a semaphore cannot change its size, so the slots are counted
+    here, and each freed slot is handed to the first waiter, in turn (waking them all
+    would cost every waiter a turn of the loop per request)."""
 
     def __init__(self, limit: int, delay: float) -> None:
         self.limit = limit
         self.delay = delay
-        self._slots: dict[str, asyncio.Semaphore] = {}
+        self.limits: dict[str, int] = {}  # set on one host, in place of `limit`
+        self.delays: dict[str, float] = {}  # set on one host, in place of `delay`
+        self._taken: dict[str, int] = {}  # slots held: waiting out the delay, or in flight
+        self._waiters: dict[str, deque[asyncio.Future[None]]] = {}
         self._next_start: dict[str, float] = {}
         self.in_flight: dict[str, int] = {}
+        self.waiting: dict[str, int] = {}  # workers inside enter(), for a slot or the delay
+
+    def limit_of(self, origin: str) -> int:
+        return self.limits.get(origin, self.limit)
+
+    def delay_of(self, origin: str) -> float:
+        return self.delays.get(origin, self.delay)
+
+    def next_start(self, origin: str) -> float:
+        """The monotonic time before which no request to `origin` starts (0.0: none)."""
+        return self._next_start.get(origin, 0.0)
 
     def must_wait(self, origin: str, delay: float = 0.0) -> bool:
         """Would `enter` suspend right now? (So a worker shows "throttled" only when it is.)"""
-        slot = self._slots.get(origin)
-        if slot is not None and slot.locked():
+        if self._full(origin) or self._waiters.get(origin):
             return True
-        gap = max(self.delay, delay)
+        gap = max(self.delay_of(origin), delay)
         return bool(gap) and self._next_start.get(origin, 0.0) > time.monotonic()
 
+    def _full(self, origin: str) -> bool:
+        limit = self.limit_of(origin)
+        return bool(limit) and self._taken.get(origin, 0) >= limit
+
     async def enter(self, origin: str, delay: float = 0.0) -> None:
-        if self.limit:
-            slot = self._slots.get(origin)
-            if slot is None:
-                slot = self._slots[origin] = asyncio.Semaphore(self.limit)
-            await slot.acquire()
+        self.waiting[origin] = self.waiting.get(origin, 0) + 1
         try:
-            gap = max(self.delay, delay)
-            if gap:
-                now = time.monotonic()
-                # Reserve a start time before sleeping, so concurrent waiters queue up
-                # one gap apart instead of all waking at once.
-                start = max(now, self._next_start.get(origin, 0.0))
-                self._next_start[origin] = start + gap
-                if start > now:
-                    await asyncio.sleep(start - now)
-        except BaseException:
-            self._release(origin)
-            raise
+            # First come, first served, as asyncio.Semaphore: a newcomer queues behind
+            # the waiters even when a slot is free, since a freed slot is handed to the
+            # first of them (_release) and waking it takes a pass of the loop.
+            if self._full(origin) or self._waiters.get(origin):
+                await self._wait_for_slot(origin)  # returns holding the slot handed over
+            else:
+                self._taken[origin] = self._taken.get(origin, 0) + 1
+            try:
+                gap = max(self.delay_of(origin), delay)
+                if gap:
+                    now = time.monotonic()
+                    # Reserve a start time before sleeping, so concurrent waiters queue up
+                    # one gap apart instead of all waking at once.
+                    start = max(now, self._next_start.get(origin, 0.0))
+                    self._next_start[origin] = start + gap
+                    if start > now:
+                        await asyncio.sleep(start - now)
+            except BaseException:
+                self._release(origin)
+                raise
+        finally:
+            self.waiting[origin] -= 1
         self.in_flight[origin] = self.in_flight.get(origin, 0) + 1
+
+    async def _wait_for_slot(self, origin: str) -> None:
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(origin, deque()).append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            # Handed a slot, then cancelled: the slot goes on to the next one. A waiter
+            # cancelled before stays in the queue, done, and _release passes over it (a
+            # search of the queue for each would cost a crawl of 10,000 workers seconds).
+            if not waiter.cancelled():
+                self._release(origin)
+            raise
+
+    def _hand_over(self, origin: str) -> bool:
+        """Give a slot to the first waiter still waiting; False if there is none."""
+        waiters = self._waiters.get(origin)
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return True
+        return False
 
     def leave(self, origin: str) -> None:
         self.in_flight[origin] -= 1
         self._release(origin)
 
     def _release(self, origin: str) -> None:
-        if self.limit:
-            self._slots[origin].release()
+        limit = self.limit_of(origin)
+        # Over a limit lowered meanwhile, the slot is given up, not handed over.
+        if (not limit or self._taken[origin] <= limit) and self._hand_over(origin):
+            return
+        self._taken[origin] -= 1
+
+    def set_limit(self, origin: str, limit: int) -> None:
+        """A limit for `origin` alone (0: none); waiters it lets in go at once."""
+        self.limits[origin] = limit = max(0, limit)
+        while (not limit or self._taken.get(origin, 0) < limit) and self._hand_over(origin):
+            self._taken[origin] = self._taken.get(origin, 0) + 1
+
+    def set_delay(self, origin: str, seconds: float) -> None:
+        """Our delay for `origin` alone; a start already reserved keeps its time."""
+        self.delays[origin] = max(0.0, seconds)
 
 
 def crawl_delays_of(crawl: object) -> list[CrawlDelay]:

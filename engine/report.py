@@ -6,16 +6,17 @@ import heapq
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol, TextIO
 
 from .config import CrawlConfig
+from .hosts import host_rows_of
 from .ledger import Ledger
 from .links import is_html
 from .politeness import crawl_delays_of
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd
-from .snapshot import Accounting
+from .snapshot import Accounting, HostView
 from .text import printable
 from .workers import Worker, WorkerState
 
@@ -142,6 +143,8 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
         print("Crawl-delay (robots.txt):", file=out)
         for delay in delays:
             print(f"  {delay.describe()}", file=out)
+    for line in hosts_lines(crawl):
+        print(line, file=out)
     for line in filtered_lines(books.filtered):
         print(line, file=out)
     sitemaps: list[str] = getattr(crawl, "sitemap_notes", [])  # the asyncio engine's
@@ -169,6 +172,58 @@ def warning_lines(crawl: Crawl) -> list[str]:
         f"  {lint.t:8.3f}s {lint.kind.value}: {printable(lint.text, 500)}" for lint in warnings
     ]
     return lines
+
+
+# The hosts panel's columns after the host's name: header, width, the cell of a row.
+# Crawl-delay is left out when no host asked for one: the report then names none.
+HostCell = Callable[[HostView, float], str]
+HOST_COLUMNS: tuple[tuple[str, int, HostCell], ...] = (
+    ("queued", 7, lambda h, _w: str(h.queued)),
+    ("in flight", 9, lambda h, _w: str(h.in_flight)),
+    ("done", 7, lambda h, _w: str(h.done)),
+    ("failed", 7, lambda h, _w: str(h.failed)),
+    ("p50", 7, lambda h, _w: _seconds(h.p50)),
+    ("p99", 7, lambda h, _w: _seconds(h.p99)),
+    ("next", 7, lambda _h, wait: _seconds(wait)),
+    ("delay", 6, lambda h, _w: _seconds(h.delay)),
+    ("Crawl-delay", 11, lambda h, _w: _seconds(h.crawl_delay)),
+    ("limit", 5, lambda h, _w: str(h.limit or "none")),
+    ("robots.txt", -15, lambda h, _w: h.robots.value),
+    ("errors", 6, lambda h, _w: f"{h.error_rate:.0%}" if h.tries else "-"),
+)
+
+
+def hosts_lines(crawl: object) -> list[str]:
+    """The report's "Hosts" section: the hosts panel's columns, one host (origin) a
+    line (its name on a line of its own: an origin may be long), busiest first."""
+    rows, count = host_rows_of(crawl)
+    if not rows:
+        return []
+    end = getattr(crawl, "elapsed", 0.0)
+    delays = any(host.crawl_delay for host in rows)
+    columns = [c for c in HOST_COLUMNS if delays or c[0] != "Crawl-delay"]
+
+    def line(cells: Iterable[str]) -> str:
+        parts = (f"{cell:<{-w}}" if w < 0 else f"{cell:>{w}}" for cell, (_, w, _f) in
+                 zip(cells, columns, strict=True))  # fmt: skip
+        return "  " + " ".join(parts).rstrip()
+
+    lines = ["Hosts (p50/p99: the top of a power-of-two bucket of ms):"]
+    lines.append(line(header for header, _w, _f in columns))
+    for host in rows:
+        blocked = " [blocked]" if host.blocked else ""
+        wait = host.next_fetch - end if isinstance(end, float) else 0.0
+        lines.append(f"  {printable(host.origin, FILTERED_URL_CHARS)}{blocked}")
+        lines.append(line(cell(host, wait) for _h, _w, cell in columns))
+    if count > len(rows):
+        lines.append(f"  ... and {count - len(rows)} more hosts")
+    return lines
+
+
+def _seconds(value: float) -> str:
+    if value <= 0:
+        return "-"
+    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.3g}s"
 
 
 def workers_at_end(crawl: Crawl) -> int:

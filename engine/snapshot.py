@@ -8,6 +8,7 @@ this process, written to a file, or sent to a viewer in another (`to_plain` and
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -61,6 +62,110 @@ class Accounting:
         )
 
 
+# Latency buckets of a host: bucket k holds answers that took [2**(k-1), 2**k) ms (bucket
+# 0: under 1 ms; the last also holds everything slower), so a histogram is a fixed
+# handful of counters, merged across processes by adding them.
+LATENCY_BUCKETS = 20
+# Depths the crawl-shape histogram tells apart; deeper pages count in the last.
+DEPTHS = 32
+# Host rows a snapshot carries at most (the busiest, and every blocked one first): a
+# crawl of 100,000 hosts must not make every frame that long.
+HOST_ROWS = 200
+
+
+def bucket_bounds(k: int) -> tuple[float, float]:
+    """Seconds at the bottom and the top of latency bucket `k`."""
+    return (0.0 if k == 0 else 2 ** (k - 1) / 1000), 2**k / 1000
+
+
+def latency_quantile(buckets: tuple[int, ...], q: float) -> float:
+    """The top of the bucket the `q` quantile falls in, in seconds (0.0: no answers)."""
+    total = sum(buckets)
+    if not total:
+        return 0.0
+    rank = max(1, math.ceil(q * total))
+    seen = 0
+    for k, count in enumerate(buckets):
+        seen += count
+        if seen >= rank:
+            return bucket_bounds(k)[1]
+    return bucket_bounds(len(buckets) - 1)[1]
+
+
+class RobotsState(StrEnum):
+    UNKNOWN = "not yet fetched"
+    FETCHING = "fetching"
+    ALLOWED = "allowed"  # a file was parsed: its rules apply
+    REFUSED = "refused"  # 5xx or unreachable: everything disallowed (RFC 9309)
+    MISSING = "missing"  # 4xx: no rules, everything allowed
+    IGNORED = "ignored"  # --no-robots
+
+
+@dataclass(frozen=True, slots=True)
+class HostView:
+    """One host (origin) of the crawl: its URLs, its answers' times and its politeness."""
+
+    origin: str
+    queued: int  # on the queue, or parked because the host is blocked
+    in_flight: int  # requests under way
+    done: int
+    failed: int
+    tries: int  # requests made (a retry counts again)
+    errors: int  # of those, the ones that got no answer
+    streak: int  # requests in a row that got no answer, up to now
+    latency: tuple[int, ...]  # LATENCY_BUCKETS counts
+    next_fetch: float  # crawl clock seconds before which it is not asked again (0: any time)
+    crawl_delay: float  # robots.txt's, as obeyed (capped)
+    delay: float  # ours between request starts (--delay, or set on the host)
+    limit: int  # requests in flight at most (0: no limit)
+    robots: RobotsState
+    blocked: bool
+    waiting: int  # workers holding its URLs, waiting for its limit or its delay
+
+    @property
+    def p50(self) -> float:
+        return latency_quantile(self.latency, 0.5)
+
+    @property
+    def p99(self) -> float:
+        return latency_quantile(self.latency, 0.99)
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.tries if self.tries else 0.0
+
+    @classmethod
+    def from_plain(cls, data: Mapping[str, Any]) -> HostView:
+        return cls(
+            **{**data, "latency": tuple(data["latency"]), "robots": RobotsState(data["robots"])}
+        )
+
+
+def host_rows_problem(hosts: tuple[HostView, ...]) -> str | None:
+    """What is wrong with host rows from another process or a file, past their types (no
+    more rows than a crawl sends, histograms of the one shape, no figure below zero);
+    None if nothing."""
+    if len(hosts) > HOST_ROWS:
+        return f"more than {HOST_ROWS} host rows"
+    for i, host in enumerate(hosts):
+        if len(host.latency) != LATENCY_BUCKETS:
+            return f"hosts[{i}].latency is not {LATENCY_BUCKETS} counts"
+        counts = (host.queued, host.in_flight, host.done, host.failed, host.tries, host.errors,
+                  host.streak, host.limit, host.waiting, *host.latency)  # fmt: skip
+        if min(counts) < 0 or min(host.next_fetch, host.crawl_delay, host.delay) < 0:
+            return f"hosts[{i}] has a negative figure"
+    return None
+
+
+def depths_problem(depths: tuple[int, ...]) -> str | None:
+    """What is wrong with a depth histogram from elsewhere; None if nothing."""
+    if len(depths) > DEPTHS:
+        return f"more than {DEPTHS} depths"
+    if depths and min(depths) < 0:
+        return "a negative count of pages at a depth"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     t: float  # monotonic time it was taken
@@ -109,6 +214,10 @@ class Snapshot:
             return self.live_workers - self.retiring
         return sum(1 for w in self.workers if w.alive and not w.retiring)
 
+    hosts: tuple[HostView, ...] = ()  # the busiest HOST_ROWS hosts, blocked ones first
+    host_count: int = 0  # every host the crawl has met
+    depths: tuple[int, ...] = ()  # pages finished (done or failed) at each depth
+
     def to_plain(self) -> dict[str, Any]:
         """Dicts, lists, strings and numbers only: what json.dumps takes as it is."""
         return asdict(self)
@@ -140,6 +249,10 @@ class Snapshot:
             worker_ids=_ids(data.get("worker_ids")),
             states=_states(data.get("states")),
             retiring=int(data.get("retiring", 0)),
+            # A recording made before hosts were carried has none.
+            hosts=tuple(HostView.from_plain(row) for row in data.get("hosts", ())),
+            host_count=int(data.get("host_count", 0)),
+            depths=tuple(int(n) for n in data.get("depths", ())),
         )
 
 

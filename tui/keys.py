@@ -68,14 +68,23 @@ TRANSPORT = (
     Key("end", "jump_to(1)", "End", "Go to the end", "end", show=False, priority=True),
 )  # fmt: skip
 
+# h opens the hosts screen, with its own keys on a host where the crawl can be steered.
 # q runs the app's quit, which stops a live crawl gracefully before it exits.
 COMMON = (
     # enter is the row's own action, as in any table: in the help and the palette, not
-    # the footer, whose every key must fit at 80 columns.
+    # the footer, whose every key must fit at 80 columns. So is w: the status line says
+    # "⚠ N warnings (w)" as soon as there is one, which is when it is wanted.
     Key("enter", "worker_detail", "Detail", "Show the selected worker in full",
         "enter: its await chain, step times, states and fetches", show=False),
     Key("w", "warnings", "Warn", "Show the warnings and loop health",
-        "w: loop-blocked, stuck, join-stalled"),
+        "w: loop-blocked, stuck, join-stalled, politeness-bound, retry storm", show=False),
+    Key(
+        "h",
+        "hosts",
+        "Hosts",
+        "Show the hosts",
+        "h: each host's queue, latency and politeness; block it, set its delay or limit",
+    ),
     Key("question_mark", "help", "Help", "Show what the states mean", "?", display="?"),
     Key("q", "app.quit", "Quit", "Quit", "q: stops the crawl gracefully, then the report"),
 )  # fmt: skip

@@ -30,6 +30,7 @@ from .cluster_screenshot import cluster_scene
 from .lecture.app import LectureApp
 from .lecture.stage_screen import StageScreen
 from .remote_screenshot import browser_scene
+from .screens.hosts import HostsScreen
 from .screenshot_run import Steer, shoot_app, take_screenshot
 from .startup import LiveCrawl, Recording
 from .timing_screenshots import TIMING_SCENES
@@ -75,6 +76,11 @@ async def _show_chains(p: Pilot[Any], app: CrawlScopeApp) -> None:
     await p.press("tab")  # the redirect tree takes the focus (and its border lights up)
 
 
+async def _show_hosts(p: Pilot[Any], app: CrawlScopeApp) -> None:
+    await p.press("h")
+    await wait_until(lambda: isinstance(app.screen, HostsScreen), "the hosts screen")
+
+
 SCENES: dict[str, tuple[Callable[[], CrawlScopeApp], float, tuple[int, int], Steer | None]] = {
     "overview.svg": (
         lambda: CrawlScopeApp(LiveCrawl(make_config=_config(12))),
@@ -101,6 +107,12 @@ SCENES: dict[str, tuple[Callable[[], CrawlScopeApp], float, tuple[int, int], Ste
         0.5,
         (120, 40),
         _show_chains,
+    ),
+    "hosts.svg": (
+        lambda: CrawlScopeApp(LiveCrawl(make_config=_config(10))),
+        2.0,
+        (120, 40),
+        _show_hosts,
     ),
     "narrow-80x24.svg": (
         lambda: CrawlScopeApp(LiveCrawl(make_config=_config(10))),

@@ -31,6 +31,8 @@ from redis.exceptions import RedisError
 from ..config import CrawlConfig
 from ..config_json import config_from_plain, config_to_plain
 from ..crawler import Crawler
+from ..host_controls import HOST_CONTROLS, host_control
+from ..hosts import merge_depths, merge_host_rows
 from ..loop_health import MAX_HOLDS
 from ..plain import MOST_INT, BadMessage
 from ..records import FetchRecord, describe_exception
@@ -45,7 +47,7 @@ from ..remote.protocol import (
     snapshot_to_plain,
     text_from_plain,
 )
-from ..snapshot import MAX_WARNINGS, Accounting, Phase, Snapshot
+from ..snapshot import MAX_WARNINGS, Accounting, HostView, Phase, Snapshot
 from ..text import printable
 from ..workers import WorkerState
 from .redis_frontier import ClusterFigures, key_prefix
@@ -62,7 +64,7 @@ CONTROL_WAIT = 1  # seconds a process blocks on its control list before looking 
 CONTROLS = {
     "pause_all": False, "resume_all": False, "pause": True, "resume": True,
     "cancel_worker": True, "add_worker": False, "remove_worker": True, "set_slowmo": False,
-    "stop": False,
+    "stop": False, **dict.fromkeys(HOST_CONTROLS, False),
 }  # fmt: skip
 
 
@@ -158,6 +160,12 @@ class Publisher:
         except (ValueError, KeyError, TypeError):
             return False
         c = self.crawler
+        if op in HOST_CONTROLS:
+            try:
+                host_control(c, op, control)()
+            except ValueError:
+                return False
+            return True
         worker = control.get("worker")
         if needs_worker and not (worker is None or isinstance(worker, int)):
             return False
@@ -311,7 +319,17 @@ class ClusterCrawl:
             worker_ids=ids,
             states=tuple((state, n) for state, n in states.items() if n),
             retiring=sum(snap.live_workers - snap.removable() for _, snap in snaps),
+            hosts=merge_host_rows(
+                (snap.hosts for _, snap in snaps), {h.host: h.queued for h in self.hosts}
+            ),
+            # Each process counts the hosts it met; the busiest are in every count.
+            host_count=max((snap.host_count for _, snap in snaps), default=0),
+            depths=merge_depths(snap.depths for _, snap in snaps),
         )
+
+    def process_hosts(self) -> list[tuple[str, tuple[HostView, ...]]]:
+        """Each process's own host rows, by its name: what it fetched, as it counts."""
+        return [(printable(name), blob.snapshot.hosts) for name, blob in self._in_order()]
 
     def _in_order(self) -> list[tuple[str, Published]]:
         return sorted(self._blobs.items(), key=lambda item: self._numbers[item[0]])
@@ -507,6 +525,22 @@ class ClusterControls:
 
     def stop(self) -> None:
         self._to_all(op="stop")
+
+    # A host is crawled by every process: its controls go to all of them.
+
+    def block_host(self, origin: str) -> bool:
+        self._to_all(op="block_host", host=origin)
+        return bool(self.cluster.processes)
+
+    def unblock_host(self, origin: str) -> bool:
+        self._to_all(op="unblock_host", host=origin)
+        return bool(self.cluster.processes)
+
+    def set_host_delay(self, origin: str, seconds: float) -> None:
+        self._to_all(op="set_host_delay", host=origin, seconds=seconds)
+
+    def set_host_limit(self, origin: str, limit: int) -> None:
+        self._to_all(op="set_host_limit", host=origin, limit=limit)
 
 
 def _merged_timing(snaps: list[tuple[int, Snapshot]], elapsed: float) -> dict[str, Any]:

@@ -344,3 +344,15 @@ class RemoteControls:
 
     def stop(self) -> None:
         self.remote.send("stop")
+
+    def block_host(self, origin: str) -> bool:
+        return self.remote.send("block_host", host=origin)
+
+    def unblock_host(self, origin: str) -> bool:
+        return self.remote.send("unblock_host", host=origin)
+
+    def set_host_delay(self, origin: str, seconds: float) -> None:
+        self.remote.send("set_host_delay", host=origin, seconds=seconds)
+
+    def set_host_limit(self, origin: str, limit: int) -> None:
+        self.remote.send("set_host_limit", host=origin, limit=limit)

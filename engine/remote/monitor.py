@@ -42,6 +42,7 @@ from urllib.parse import quote, urlsplit
 from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
 from ..config_json import config_to_plain
+from ..host_controls import host_control
 from ..observe import CrawlControls, ObservedCrawl
 from ..records import FetchRecord
 from ..redirects import MAX_CHAINS, MAX_HOPS
@@ -95,6 +96,10 @@ CONTROLS: dict[str, dict[str, bool]] = {
     "remove_worker": {"worker": False},
     "set_slowmo": {"seconds": True},
     "stop": {},
+    "block_host": {"host": True},
+    "unblock_host": {"host": True},
+    "set_host_delay": {"host": True, "seconds": True},
+    "set_host_limit": {"host": True, "limit": True},
 }
 
 
@@ -756,6 +761,11 @@ class Monitor:
                 raise Refused(f"{name} needs {arg!r}")
         controls = self.controls
         assert controls is not None
+        if "host" in args:
+            try:
+                return host_control(controls, name, args)
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
         if "worker" in args:
             worker = self._worker(args["worker"])
             method: Callable[[int], object] = getattr(controls, name)

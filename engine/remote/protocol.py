@@ -33,7 +33,14 @@ from ..loop_health import MAX_HOLDS
 from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd
-from ..snapshot import MAX_WARNINGS, Accounting, Snapshot
+from ..snapshot import (
+    MAX_WARNINGS,
+    Accounting,
+    HostView,
+    Snapshot,
+    depths_problem,
+    host_rows_problem,
+)
 from ..timing import Hold
 from ..workers import WorkerView
 
@@ -50,6 +57,7 @@ _ACCOUNTING_FIELDS = tuple(f.name for f in dataclasses.fields(Accounting))
 _VIEW_FIELDS = tuple(f.name for f in dataclasses.fields(WorkerView))
 _HOLD_FIELDS = tuple(f.name for f in dataclasses.fields(Hold))
 _LINT_FIELDS = tuple(f.name for f in dataclasses.fields(Lint))
+_HOST_FIELDS = tuple(f.name for f in dataclasses.fields(HostView))
 _RECORD_ORDER = tuple(f.name for f in dataclasses.fields(FetchRecord))
 
 
@@ -63,6 +71,7 @@ def snapshot_to_plain(snap: Snapshot, rows: bool = True) -> dict[str, Any]:
         plain["workers"] = [{n: getattr(w, n) for n in _VIEW_FIELDS} for w in snap.workers]
     else:
         del plain["workers"], plain["worker_ids"]
+    plain["hosts"] = [{n: getattr(h, n) for n in _HOST_FIELDS} for h in snap.hosts]
     a = snap.accounting
     plain["accounting"] = {name: getattr(a, name) for name in _ACCOUNTING_FIELDS}
     plain["holds"] = [{n: getattr(h, n) for n in _HOLD_FIELDS} for h in snap.holds]
@@ -106,6 +115,14 @@ def snapshot_from_plain(plain: object, where: str = "snapshot") -> Snapshot:
         snap = dataclasses.replace(
             snap, warnings=snap.warnings[-MAX_WARNINGS:], holds=snap.holds[:MAX_HOLDS]
         )
+    problem = host_rows_problem(snap.hosts)
+    if problem is not None:
+        raise BadMessage(f"{where}: {problem}")
+    problem = depths_problem(snap.depths)
+    if problem is not None:
+        raise BadMessage(f"{where}.depths: {problem}")
+    if snap.host_count < len(snap.hosts):
+        raise BadMessage(f"{where}.host_count is below its rows")
     return snap
 
 

@@ -9,16 +9,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..config_json import config_to_plain
 from ..crawler import Crawler
+from ..hosts import depth_histogram, host_rows_of
 from ..lints import Lint
 from ..records import FetchRecord, LineFile
+from ..snapshot import HOST_ROWS, HostView
 from ..workers import Worker
 
 FORMAT_VERSION = 1
+# Seconds of the crawl between two "hosts" lines at most: the rows move with every
+# fetch, and a line for each would weigh more than the fetches themselves.
+HOSTS_EVERY = 0.5
 
 
 class Lines(Protocol):
@@ -49,6 +55,8 @@ class Recorder:
         self._file = LineFile(path) if isinstance(path, str | Path) else path
         self._t0: float | None = None
         self._last_phase = ""
+        self._hosts_at = -HOSTS_EVERY  # when the last "hosts" line was written
+        self._hosts: tuple[HostView, ...] = ()  # the rows it held (none, at first)
         self._write({"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),
                      "config": config_to_plain(crawler.config)})  # fmt: skip
         crawler.state_listeners.append(self.on_state)
@@ -103,6 +111,20 @@ class Recorder:
                      "retiring": w.retiring, "timing": list(w.timing.summary())}  # fmt: skip
         event.update(self._counts())
         self._write(event)
+        self._note_hosts(event["t"], w is None)
+
+    def _note_hosts(self, t: float, now: bool = False) -> None:
+        """A "hosts" line with the snapshot's host rows, if they changed and HOSTS_EVERY
+        passed (or `now`: at a change of phase and at the end)."""
+        if not now and t - self._hosts_at < HOSTS_EVERY:
+            return
+        rows, count = host_rows_of(self.crawler, HOST_ROWS)
+        if rows == self._hosts:
+            return
+        self._hosts, self._hosts_at = rows, t
+        plain = [asdict(row) for row in rows]
+        depths = list(depth_histogram(self.crawler.host_book.depths))
+        self._write({"t": t, "kind": "hosts", "rows": plain, "count": count, "depths": depths})
 
     def on_record(self, record: FetchRecord) -> None:
         event: dict[str, Any] = {"t": self._now(), "kind": "fetch", "record": record.to_dict()}
@@ -116,6 +138,7 @@ class Recorder:
                 event["target"] = "unfetched"
         event.update(self._counts())
         self._write(event)
+        self._note_hosts(event["t"])
 
     def on_lint(self, lint: Lint) -> None:
         """A warning, at the moment it was raised: a replay shows it from then on."""
@@ -147,6 +170,7 @@ class Recorder:
                 self.on_check(None)  # loop health at the end, however short the crawl
             event: dict[str, Any] = {"t": self._now(), "kind": "end"}
             event.update(self._counts())
+            self._note_hosts(event["t"], now=True)
             self._write(event)
         finally:
             self._file.close()

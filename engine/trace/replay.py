@@ -21,10 +21,10 @@ from ..lints import Lint
 from ..plain import decode
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd, RedirectLog
-from ..snapshot import MAX_WARNINGS, Accounting, Phase, Snapshot
+from ..snapshot import MAX_WARNINGS, Accounting, HostView, Phase, Snapshot
 from ..timing import Hold, Summary
 from ..workers import WorkerState, WorkerView
-from .validation import BadEvent, check_event, check_start, parse_line
+from .validation import BadEvent, check_event, check_start, depths_of, host_rows, parse_line
 
 CHECKPOINT_EVERY = 2000  # events between saved states
 _NO_TIMING = Summary()
@@ -77,6 +77,10 @@ class _State:
             self.states[w.state] += sign
             self.retiring += sign * w.retiring
 
+    hosts: tuple[HostView, ...] = ()  # the last "hosts" line's rows, and its count
+    host_count: int = 0
+    depths: tuple[int, ...] = ()
+
     def copy(self) -> _State:
         return _State(
             self.index,
@@ -96,6 +100,9 @@ class _State:
             self.holds,
             dict(self.states),
             self.retiring,
+            self.hosts,  # a tuple of frozen rows: shared, never changed
+            self.host_count,
+            self.depths,
         )  # fmt: skip
 
 
@@ -214,6 +221,9 @@ class ReplayedCrawl:
             if "timing" in event:
                 w.timing = Summary(*(float(x) for x in event["timing"]))
             s.count(w, 1)
+        elif kind == "hosts":
+            s.hosts, s.host_count = host_rows(event), int(event["count"])
+            s.depths = depths_of(event)
         elif kind == "fetch":
             record = FetchRecord(**event["record"])
             (s.failed if record.failed else s.done)[record.url] = record
@@ -310,6 +320,9 @@ class ReplayedCrawl:
             worker_ids=None if where_for is None and rows else self._row_ids(),
             states=tuple((state, n) for state, n in s.states.items() if n),
             retiring=s.retiring,
+            hosts=self._state.hosts,
+            host_count=self._state.host_count,
+            depths=self._state.depths,
         )
 
     def _row_ids(self) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ from ..lints import Lint
 from ..plain import MOST_FLOAT, BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import ChainEnd
-from ..snapshot import Phase
+from ..snapshot import HostView, Phase, depths_problem, host_rows_problem
 from ..text import printable
 from ..timing import Hold, Summary
 from ..workers import WorkerState
@@ -201,7 +201,41 @@ _RECORD_HINTS: dict[str, Any] = typing.get_type_hints(FetchRecord)
 _RECORD_REQUIRED = tuple(
     f.name for f in fields(FetchRecord) if f.default is MISSING and f.default_factory is MISSING
 )
+
+
+def host_rows(event: dict[str, Any]) -> tuple[HostView, ...]:
+    """A "hosts" line's rows, checked (types, caps) and their text escaped."""
+    try:
+        rows: tuple[HostView, ...] = decode(tuple[HostView, ...], event.get("rows"), "rows")
+    except BadMessage as exc:
+        raise BadEvent(f"a hosts line with bad {exc}") from None
+    problem = host_rows_problem(rows)
+    if problem is not None:
+        raise BadEvent(f"a hosts line with {problem}")
+    count = event.get("count")
+    if type(count) is not int or count < len(rows):
+        raise BadEvent(f"a hosts line's 'count' is wrong: {_show(count)}")
+    depths_of(event)
+    return rows
+
+
+def depths_of(event: dict[str, Any]) -> tuple[int, ...]:
+    """A "hosts" line's depth histogram (none in a line that has none)."""
+    depths = event.get("depths", [])
+    if not isinstance(depths, list) or not all(_is_count(n) for n in depths):
+        raise BadEvent(f"a hosts line's 'depths' is not a list of counts: {_show(depths)}")
+    problem = depths_problem(tuple(depths))
+    if problem is not None:
+        raise BadEvent(f"a hosts line with {problem}")
+    return tuple(depths)
+
+
+def _check_hosts(event: dict[str, Any]) -> None:
+    host_rows(event)
+
+
 _CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "hosts": _check_hosts,
     "state": _check_state,
     "fetch": _check_fetch,
     "lint": _check_lint,

@@ -33,6 +33,9 @@ class LiveScreen(PanelsScreen):
         self.observe(source, site)
         self.refresh_bindings()
 
+    def host_controls(self) -> CrawlControls | None:
+        return None if self.stopping else self.controls
+
     def bindings_state(self, snap: Snapshot) -> tuple[object, ...]:
         return (*super().bindings_state(snap), self.stopping)
 

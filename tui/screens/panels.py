@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 
-from crawlscope.engine.observe import ObservedCrawl
+from crawlscope.engine.observe import CrawlControls, ObservedCrawl
 from crawlscope.engine.snapshot import OVER, Snapshot
 from crawlscope.engine.urls import origin_of
 from crawlscope.engine.workers import WorkerState, WorkerView
@@ -52,6 +52,7 @@ from ..widgets.status_line import StatusLine, StatusView
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
+from .hosts import HostsScreen
 
 # A crawl waits at most this long for the screen to take its running shape (settle).
 SETTLE_LIMIT = 0.5
@@ -549,3 +550,12 @@ class PanelsScreen(TimedScreen):
     def action_warnings(self) -> None:
         if self.source is not None:
             self.app.push_screen(WarningsScreen(self.source))
+
+    def host_controls(self) -> CrawlControls | None:
+        """What the hosts screen's keys steer with (None: it only shows the hosts)."""
+        return None
+
+    def action_hosts(self) -> None:
+        if self.source is not None:
+            screen = HostsScreen(self.source, self.host_controls(), self.reproducible)
+            self.app.push_screen(screen)

@@ -84,8 +84,22 @@ itself, and *✂ max_redirect* one whose redirect budget ran out.
 | `s` / `S` | slow motion: linger 0, 0.25, 0.5 or 1 s at each state change |
 | `enter` | the selected worker in full: await chain, step times, states, fetches |
 | `w` | the warnings, and the loop's lag |
+| `h` | the hosts screen (below) |
 | `ctrl+p` | command palette with the same actions |
 | `q` | stop the crawl, quit, and print the report |
+
+The **hosts** screen (`h`) has one row per host (origin), blocked hosts first, then
+the busiest: its URLs *queued* (a blocked host's included) and *in flight*, *done* and
+*failed*, the answer time *p50* and *p99* (the top of a power-of-two bucket of ms),
+when it may *next* be fetched, our *delay* and its robots.txt *Crawl-delay*, the
+per-host *limit*, its *robots.txt* (not yet fetched, fetching, allowed: a file's rules
+apply, missing: 4xx, all allowed, refused: 5xx or unreachable, all disallowed) and the
+share of requests that got no answer (*errors*, red after three in a row). On a crawl
+that can be steered: `b` blocks the selected host (its URLs wait, nothing is lost) or
+unblocks it, `d` / `D` add or take away 0.5 s of delay, `l` / `L` raise or lower its
+limit. In a replay or a read-only view the screen shows the same rows with no keys. On
+a cluster (`attach redis://...`) the rows are the processes' added up, and `P` shows
+each process's own.
 
 In a replay (`crawlscope replay FILE`) nothing can be steered; the keys move time:
 `p` or `space` play and pause, `.` and `,` (or the arrows) step one recorded event,

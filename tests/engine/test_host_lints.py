@@ -1,0 +1,117 @@
+"""The host warnings (politeness-bound, retry storm), raised from real crawls' snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import socket
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.host_lints import RETRY_STORM_STREAK, host_lints, idle_workers
+from crawlscope.engine.lints import Lint, LintKind
+from crawlscope.engine.report import write_report
+from crawlscope.engine.snapshot import Snapshot
+from helpers import Handler, html
+
+Serve = Callable[[dict[str, Handler]], Awaitable[str]]
+
+
+def lints_of(snap: Snapshot) -> list[Lint]:
+    return host_lints(snap.hosts, idle_workers(snap), snap.live_workers, snap.elapsed)
+
+
+def robots(text: str) -> Handler:
+    async def handler(_request: web.Request) -> web.Response:
+        return web.Response(text=text, content_type="text/plain")
+
+    return handler
+
+
+def small_site(robots_text: str) -> dict[str, Handler]:
+    links = " ".join(f'<a href="/p{i}">{i}</a>' for i in range(6))
+    routes = {"/": html(links), "/robots.txt": robots(robots_text)}
+    routes.update({f"/p{i}": html("") for i in range(6)})
+    return routes
+
+
+async def watch(crawler: Crawler, seen: list[Lint], until_found: LintKind | None) -> None:
+    """Take a snapshot every few ms while the crawl runs, keeping every lint raised."""
+    crawling = asyncio.ensure_future(crawler.crawl())
+    try:
+        while not crawling.done():
+            seen.extend(lints_of(crawler.snapshot()))
+            if until_found is not None and any(lint.kind is until_found for lint in seen):
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        crawler.stop()
+        await asyncio.gather(crawling, return_exceptions=True)
+
+
+async def test_a_crawl_bound_by_a_crawl_delay_is_said_politeness_bound(serve: Serve) -> None:
+    root = await serve(small_site("User-agent: *\nCrawl-delay: 1\n"))
+    origin = root.rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=4))
+    seen: list[Lint] = []
+    await asyncio.wait_for(watch(crawler, seen, LintKind.POLITENESS), 60)
+    found = [lint for lint in seen if lint.kind is LintKind.POLITENESS]
+    assert found, "no politeness warning"
+    assert found[0].host == origin
+    assert origin in found[0].text and "Crawl-delay 1 s" in found[0].text
+
+
+async def test_a_small_quick_site_raises_no_host_warning(serve: Serve) -> None:
+    root = await serve(small_site("User-agent: *\nDisallow:\n"))
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=4))
+    seen: list[Lint] = []
+    await asyncio.wait_for(watch(crawler, seen, None), 60)
+    assert len(crawler.ledger.done) == 7
+    assert seen == []
+
+
+async def test_a_host_that_never_answers_raises_a_retry_storm() -> None:
+    # A port nothing listens on: every try is refused at once.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    dead = f"http://127.0.0.1:{port}"
+    config = CrawlConfig(
+        roots=(dead + "/",), max_tasks=1, max_tries=RETRY_STORM_STREAK + 1, backoff=0.0,
+        obey_robots=False,
+    )  # fmt: skip
+    crawler = Crawler(config)
+    await asyncio.wait_for(crawler.crawl(), 60)
+    (storm,) = lints_of(crawler.snapshot())
+    assert storm.kind is LintKind.RETRY_STORM and storm.host == dead
+    assert f"{RETRY_STORM_STREAK + 1} times in a row" in storm.text
+
+
+async def test_a_storm_ends_with_an_answer(serve: Serve) -> None:
+    root = await serve(small_site(""))
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=2))
+    await crawler.crawl()
+    origin = root.rstrip("/")
+    for _ in range(RETRY_STORM_STREAK):
+        crawler.host_book.no_answer(origin)
+    assert [lint.kind for lint in lints_of(crawler.snapshot())] == [LintKind.RETRY_STORM]
+    crawler.host_book.answered(origin, 0.01)
+    assert lints_of(crawler.snapshot()) == []
+
+
+async def test_the_crawls_own_warnings_name_the_host_that_binds_it(serve: Serve) -> None:
+    # Raised by the crawl itself (its loop health's checks), so it is in the snapshot,
+    # the report, a recording and a monitor's frames, and told once while it holds.
+    root = await serve(small_site("User-agent: *\nCrawl-delay: 1\n"))
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=4))
+    await asyncio.wait_for(crawler.crawl(), 60)
+    snap = crawler.snapshot()
+    found = [lint for lint in snap.warnings if lint.kind is LintKind.POLITENESS]
+    assert len(found) == 1, snap.warnings
+    assert found[0].host == root.rstrip("/") and "Crawl-delay 1 s" in found[0].text
+    report = io.StringIO()
+    write_report(crawler, report)
+    assert "politeness-bound" in report.getvalue()
