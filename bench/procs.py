@@ -13,13 +13,16 @@ this benchmark's processes is measured over each crawl and shown as "other load"
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,7 @@ from bench.common import (
     machine_line,
     median,
     parser,
+    proc_cpu_seconds,
     table,
     write_results,
 )
@@ -46,6 +50,50 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
+                for child in f.read().split():
+                    found += [int(child), *_descendants(int(child))]
+    return found
+
+
+def _role(pid: int) -> str:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        words = f.read().split(b"\0")
+    # Redis rewrites its title: "/path/redis-server unixsocket:/...", one word.
+    if b"redis-server" in words[0]:
+        return "redis"
+    return "child" if b"crawlscope.engine.cluster.child" in words else "other"
+
+
+class TreeWatch(threading.Thread):
+    """The CPU of each process under the crawl command, by role (children, Redis), read
+    from /proc ten times a second: the last reading of a process before it ends is what
+    it is counted for (so up to 0.1 s of each one's last work is missed)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.last: dict[int, tuple[str, float]] = {}
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            for pid in _descendants(self.pid):
+                with contextlib.suppress(OSError, ValueError):
+                    role = self.last[pid][0] if pid in self.last else _role(pid)
+                    self.last[pid] = (role, proc_cpu_seconds(pid))
+
+    def by_role(self) -> dict[str, float]:
+        roles: dict[str, float] = {}
+        for role, seconds in self.last.values():
+            roles[role] = roles.get(role, 0.0) + seconds
+        return roles
+
+
 def crawl_once(site: DemoSite, procs: int, options: list[str]) -> dict[str, Any]:
     outdir = Path(tempfile.mkdtemp(prefix="bench-procs-"))
     out = outdir / "all.jsonl"
@@ -53,25 +101,71 @@ def crawl_once(site: DemoSite, procs: int, options: list[str]) -> dict[str, Any]
                "--procs", str(procs), *options]  # fmt: skip
     busy0, ours0, site0 = machine_busy_seconds(), children_cpu(), site.cpu_seconds()
     t0 = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    proc = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    watch = TreeWatch(proc.pid)
+    watch.start()
+    _out, err = proc.communicate()
     seconds = time.perf_counter() - t0
-    ours = children_cpu() - ours0 + site.cpu_seconds() - site0
+    watch.done.set()
+    watch.join()
+    site_cpu = site.cpu_seconds() - site0
+    command_cpu = children_cpu() - ours0  # the parent and everything under it, reaped
+    ours = command_cpu + site_cpu
     other = max(0.0, machine_busy_seconds() - busy0 - ours) / seconds
-    if done.returncode != 0:
-        raise RuntimeError(f"crawl --procs {procs} failed: {done.stderr[-2000:]}")
+    if proc.returncode != 0:
+        raise RuntimeError(f"crawl --procs {procs} failed: {err[-2000:]}")
     stamps = []
     for line in out.read_text().splitlines():
         record = json.loads(line)
         if not record.get("filtered"):
             stamps.append(float(record["t_end"]))
     shutil.rmtree(outdir)
-    each = re.search(r"pages each: (.*)", done.stderr)
+    each = re.search(r"pages each: (.*)", err)
     per_process = [int(n) for n in re.findall(r"#\d+ (\d+)", each.group(1))] if each else []
     return {
         "pages": len(stamps), "seconds": seconds, "pages_per_s": steady_rate(stamps),
         "per_process": per_process, "other_load_cores": other, "cpu_seconds": ours,
+        "cpu_by_role": cpu_by_role(watch.by_role(), command_cpu, site_cpu),
     }  # fmt: skip
+
+
+def cpu_by_role(watched: dict[str, float], command: float, site: float) -> dict[str, float]:
+    """CPU seconds of the crawl's children, its Redis, its parent (the rest of the
+    command's) and the site. The children's and Redis's are /proc readings; the parent's
+    is what is left of the whole command's, so the parts add up."""
+    children, redis = watched.get("child", 0.0), watched.get("redis", 0.0)
+    return {"children": children, "redis": redis,
+            "parent": max(0.0, command - children - redis), "site": site}  # fmt: skip
+
+
+ROLES = ("children", "redis", "parent", "site")
+
+
+def cost_per_page(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Medians over the rows of each part's CPU a page, in microseconds, and the cores
+    the whole crawl kept busy."""
+    cost = {role: median(r["cpu_by_role"][role] / r["pages"] * 1e6 for r in rows) for role in ROLES}
+    cost["total"] = sum(cost[role] for role in ROLES)
+    cost["cores_busy"] = median(sum(r["cpu_by_role"].values()) / r["seconds"] for r in rows)
+    return cost
+
+
+def ceiling(
+    costs: dict[int, dict[str, float]], walls: dict[int, float], rows: list[dict[str, Any]]
+) -> dict[str, float]:
+    """How much faster than --procs 1 two processes could be on this machine's cores, if
+    every core were busy: at the CPU a page --procs 2 took, and at --procs 1's. With the
+    site on the same cores, its share, Redis's and the parent's are taken from what the
+    children can use; this is the gap's arithmetic, not a measurement."""
+    cores = len(os.sched_getaffinity(0))
+    pages = median(r["pages"] for r in rows)
+    rate1 = pages / walls[1]
+    return {
+        "cores": cores,
+        "at_its_cost": cores / (costs[2]["total"] / 1e6) / rate1,
+        "at_procs1_cost": cores / (costs[1]["total"] / 1e6) / rate1,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,12 +206,25 @@ def main(argv: list[str] | None = None) -> int:
     ))  # fmt: skip
     print("\nper round (--procs 2 / --procs 1, side by side): "
           + ", ".join(f"{r:.2f}x" for r in ratios))  # fmt: skip
+    costs = {n: cost_per_page([r for r in rows if r["procs"] == n]) for n in (1, 2)}
+    print("\nCPU a page (us), by process, whole runs:")
+    print(table(
+        ["setup", *ROLES, "total", "cores busy"],
+        [[f"--procs {n}", *(round(costs[n][role]) for role in ROLES), round(costs[n]["total"]),
+          f"{costs[n]['cores_busy']:.2f}"] for n in (1, 2)],
+    ))  # fmt: skip
+    bound = ceiling(costs, walls, rows)
+    print(f"\nthe ceiling on {bound['cores']} cores: --procs 2 at most {bound['at_its_cost']:.2f}x "
+          f"--procs 1 at the CPU a page it took, {bound['at_procs1_cost']:.2f}x had it cost what "
+          "--procs 1 did a page (whole-run rates)")  # fmt: skip
     figures = {
         "rows": rows,
         "pages_per_s": rates,
         "wall_seconds": walls,
         "ratio": rates[2] / rates[1],
         "ratios_per_round": ratios,
+        "cpu_us_per_page": costs,
+        "ceiling": bound,
     }
     write_results("procs" if args.per_host is None else "procs-per-host", args, figures)
     return 0
