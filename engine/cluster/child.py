@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -24,6 +25,17 @@ from ..records import STDOUT, describe_fault
 from ..text import printable
 
 SPEC_LIMIT = 1 << 20  # bytes of the first line: a config is a few KB
+# The records' pipe to the parent, in bytes: Linux's 64 KB default filled whenever the
+# parent was off the CPU, and a full pipe stops the whole crawl of this process in its
+# write. 1 MB is what an unprivileged process may ask for (fs.pipe-max-size).
+PIPE_BYTES = 1 << 20
+
+
+def _widen_stdout_pipe() -> None:
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
+    if set_size is not None:
+        with contextlib.suppress(OSError):  # not a pipe, or a lower limit: as it is
+            fcntl.fcntl(sys.stdout.fileno(), set_size, PIPE_BYTES)
 
 
 def spec_line(
@@ -110,6 +122,7 @@ async def run_child(spec_bytes: bytes) -> int:
 
 
 def main() -> int:
+    _widen_stdout_pipe()
     line = sys.stdin.buffer.readline(SPEC_LIMIT)
     if not line.endswith(b"\n"):
         print("crawlscope: a cluster process got no spec from its parent", file=sys.stderr)
