@@ -3,10 +3,14 @@
 Each crawling process publishes what its own screen would draw (`Publisher`): every
 PUBLISH_EVERY seconds its snapshot, newest fetches and redirect chains go to a key that
 expires after PUBLISHED_FOR seconds, so a process that died leaves the view by itself;
-and it takes controls from a list of its own. `ClusterCrawl` reads every process's key
-and the frontier's figures (queue, unfinished, leases in flight, each host's readiness)
-and answers as an `ObservedCrawl`; `ClusterControls` sends the keys' controls to the
-process that holds the worker, so a cancelled worker's lease goes back at once.
+and it takes controls from a list of its own. Its snapshot carries every worker's id and
+state but the views (what a row shows) only of its first FIRST_ROWS workers and of those
+a view asks for (`want:<process>`, a hash of each view's rows on screen): at 10,000
+workers a process pays for the rows on screens, not for all of them. `ClusterCrawl`
+reads every process's key and the frontier's figures (queue, unfinished, leases in
+flight, each host's readiness) and answers as an `ObservedCrawl`; `ClusterControls` sends
+the keys' controls to the process that holds the worker, so a cancelled worker's lease
+goes back at once.
 
 A worker's id in the cluster view is `process number * ID_STRIDE + its id` there, and
 the workers come grouped by process (numbered in the order the view first met them).
@@ -16,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import socket
 import time
 from collections import deque
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,6 +64,10 @@ ID_STRIDE = 100_000
 RECENT_SENT = 32  # newest fetches in each publication
 CHAINS_SENT, HOPS_SENT = 20, 8
 CONTROL_WAIT = 1  # seconds a process blocks on its control list before looking again
+FIRST_ROWS = 64  # workers whose views a process always publishes (a view's first screen)
+# What a view may ask of a process: its rows on screen are a few dozen; the hash is
+# anyone's to write, so what is read of it is capped and checked.
+WANT_MOST, WANT_VIEWS = 1000, 16
 
 # What a control may ask of a process, and whether it names a worker.
 CONTROLS = {
@@ -90,6 +99,7 @@ class Publisher:
         self.client = client
         self.prefix = key_prefix(crawl_id)
         self.name = process_name()
+        self.wanted: set[int] = set()  # this process's workers the views ask for
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
@@ -111,7 +121,7 @@ class Publisher:
 
     def blob(self) -> str:
         c = self.crawler
-        snap = c.snapshot()
+        snap = c.snapshot(self.wanted.union(itertools.islice(c.workers, FIRST_ROWS)))
         recent = list(c.recent_fetches())[-RECENT_SENT:]
         chains, count = c.chain_preview(CHAINS_SENT, HOPS_SENT)
         unreachable = getattr(c.q, "unreachable", None)
@@ -132,7 +142,9 @@ class Publisher:
         pipe = self.client.pipeline(transaction=False)
         pipe.set(f"{p}proc:{self.name}", self.blob(), ex=PUBLISHED_FOR)
         pipe.zadd(f"{p}procs", {self.name: time.time()})
-        await pipe.execute()
+        pipe.hgetall(f"{p}want:{self.name}")
+        *_, wants = await pipe.execute()
+        self.wanted = wanted_rows(wants.values())
 
     async def _publish_forever(self) -> None:
         while True:
@@ -183,6 +195,21 @@ class Publisher:
         else:
             getattr(c, op)()
         return True
+
+
+def wanted_rows(wants: Iterable[object]) -> set[int]:
+    """The worker ids the views ask for, from the values of a `want:` hash: each a JSON
+    list of ids. What is not one is passed over; at most WANT_VIEWS views of WANT_MOST
+    ids each are read."""
+    ids: set[int] = set()
+    for raw in itertools.islice(wants, WANT_VIEWS):
+        try:
+            asked = json.loads(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError, RecursionError):
+            continue
+        if isinstance(asked, list) and len(asked) <= WANT_MOST:
+            ids.update(i for i in asked if type(i) is int and 0 <= i < ID_STRIDE)
+    return ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +301,10 @@ class ClusterCrawl:
         self.bad = ""  # what was wrong with the last of them, in words
         self._config: CrawlConfig | None = None
         self._t0 = time.monotonic()
+        # The rows this view last asked for, by process number, sent with each refresh
+        # under a name of its own (other views of the same crawl ask for theirs).
+        self._asked: dict[int, list[int]] = {}
+        self._viewer = f"{process_name()}:{id(self):x}"
 
     # ---- ObservedCrawl -----------------------------------------------------------------
 
@@ -292,6 +323,8 @@ class ClusterCrawl:
         # of every process's workers, for the rest of the table and the status line.
         ids = tuple(number * ID_STRIDE + i for number, snap in snaps for i in snap.row_ids())
         asked = _everything if where_for is None else where_for
+        if isinstance(where_for, Iterable):
+            self._ask_for(where_for)
         workers = tuple(
             replace(view, id=cluster_id, since=view.since + elapsed - snap.elapsed)
             for number, snap in snaps
@@ -326,6 +359,13 @@ class ClusterCrawl:
             host_count=max((snap.host_count for _, snap in snaps), default=0),
             depths=merge_depths(snap.depths for _, snap in snaps),
         )
+
+    def _ask_for(self, ids: Iterable[int]) -> None:
+        asked: dict[int, list[int]] = {}
+        for cluster_id in ids:
+            number, local = divmod(cluster_id, ID_STRIDE)
+            asked.setdefault(number, []).append(local)
+        self._asked = {n: sorted(local)[:WANT_MOST] for n, local in asked.items()}
 
     def process_hosts(self) -> list[tuple[str, tuple[HostView, ...]]]:
         """Each process's own host rows, by its name: what it fetched, as it counts."""
@@ -397,6 +437,19 @@ class ClusterCrawl:
         if gone:  # their keys expired: the processes ended or died
             await self.client.zrem(f"{p}procs", *gone)
         await self._read_hosts(ready, busy, now)
+        await self._send_wants()
+
+    async def _send_wants(self) -> None:
+        """Tell each process the rows this view shows of it, kept for as long as a
+        publication is: a view that went away stops asking by itself."""
+        if not self._asked:
+            return
+        pipe = self.client.pipeline(transaction=False)
+        for process in self.processes:
+            key = f"{self.prefix}want:{process.name}"
+            pipe.hset(key, self._viewer, json.dumps(self._asked.get(process.number, [])))
+            pipe.expire(key, PUBLISHED_FOR)
+        await pipe.execute()
 
     def _take_blobs(self, names: list[str], blobs: list[bytes | None]) -> None:
         live: dict[str, Published] = {}

@@ -3,6 +3,7 @@ workers counted (issue 32, item 3): real redis-server, real `crawlscope crawl` p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Container, Iterator
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from redis_support import RedisServer, crawl, redis_server
 from tui_support import until
 
-from crawlscope.engine.cluster.observe import ID_STRIDE
+from crawlscope.engine.cluster.observe import FIRST_ROWS, ID_STRIDE
 from crawlscope.engine.snapshot import Snapshot
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached
@@ -70,3 +71,44 @@ async def test_the_cluster_view_builds_only_the_rows_on_screen(
         for proc in procs:
             proc.kill()
             proc.communicate()
+
+
+async def test_a_process_publishes_only_the_rows_views_ask_for(
+    site: str, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """At MANY workers a process publishes the views of its first FIRST_ROWS and of the
+    rows a view shows, not of every worker; a view scrolled down gets its rows."""
+    import redis
+
+    many = 3 * FIRST_ROWS
+    procs = [
+        crawl(site, redis_server.url, tmp_path / f"p{i}.jsonl", "--max-tasks", str(many))
+        for i in range(2)
+    ]
+    client = redis.Redis.from_url(redis_server.url)
+
+    def published_views() -> list[int]:
+        names = client.zrange("crawlscope:t:procs", 0, -1)
+        blobs = [client.get(b"crawlscope:t:proc:" + name) for name in names]
+        return [len(json.loads(b)["snapshot"]["workers"]) for b in blobs if b is not None]
+
+    try:
+        app = CrawlScopeApp(ClusterAttached(redis_server.url, "t"))
+        async with app.run_test(size=(140, 44)) as pilot:
+            table = app.query_one(WorkersTable)
+            await until(pilot, lambda: table.row_count == 2 * many, "both processes' rows")
+            views = published_views()
+            assert len(views) == 2 and all(FIRST_ROWS <= n < many for n in views), views
+            last = ID_STRIDE + many - 1  # the second process's last worker
+            table.move_cursor(table.row_count - 1)
+            await until(
+                pilot,
+                lambda: (v := table.selected_view()) is not None and v.id == last,
+                "the last row's view, published at the view's asking",
+            )
+            assert all(n < many for n in published_views())
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
+        client.close()
