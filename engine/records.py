@@ -7,7 +7,7 @@ import asyncio
 import json
 import select
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +42,17 @@ class FetchRecord:
         return self.status is None and self.filtered is None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Every field is a str, a number or None: asdict's deep copy of each copied
+        # nothing, and made a record's JSON line cost 30 us instead of 5 (every page's,
+        # for -o and for a --procs child's parent).
+        return {name: getattr(self, name) for name in _RECORD_FIELDS}
 
     def to_json(self) -> str:
         # ensure_ascii keeps the line valid whatever bytes a hostile page put in a URL.
         return json.dumps(self.to_dict(), ensure_ascii=True)
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(FetchRecord))
 
 
 def describe_exception(exc: BaseException) -> str:
