@@ -132,9 +132,9 @@ for _, field in ipairs({'unfinished', 'queued', 'done', 'failed', 'filtered', 'u
 end
 for i = 0, pairs_n - 1 do
   local url, member = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
-  local host = host_of(member)
-  local queue = queue_of(host)
   if redis.call('SADD', P .. 'seen', url) == 1 then
+    local host = host_of(member)
+    local queue = queue_of(host)
     if budget > 0 and num(redis.call('HGET', P .. 'n', 'admitted')) >= budget then
       redis.call('RPUSH', P .. 'over', member)
       redis.call('HINCRBY', P .. 'n', 'unfetched', 1)
