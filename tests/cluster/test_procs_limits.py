@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,11 @@ def test_per_host_and_delay_hold_for_the_whole_crawl(tmp_path: Path) -> None:
     for site in serving(CountingSite(pages=8, links=2)):
         crawled(site, tmp_path / "slow.jsonl", "--delay", "0.2", "--max-tasks", "10")
         assert site.gets == 8
-        gaps = [b - a for a, b in zip(site.starts, site.starts[1:], strict=False)]
-        # A floor the cluster keeps, whatever the load: a slow machine only widens gaps.
-        assert min(gaps) >= 0.19
+        starts = site.starts
+        gaps = [b - a for a, b in pairwise(starts)]
+        # Redis hands the host's URLs out 0.2 s apart; each request then leaves when its
+        # process gets the CPU, so one late sender narrows the gap after it by as much
+        # (35 ms seen with four processes loading two cores). Over the crawl the delay
+        # holds whole: without it, three processes would fetch the 8 pages at once.
+        assert starts[-1] - starts[0] >= 0.2 * (len(starts) - 1) - 0.05, gaps
+        assert min(gaps) >= 0.1, gaps
