@@ -229,7 +229,7 @@ class LocalCluster:
             if self.final is None and self.children:
                 with contextlib.suppress(RedisError, OSError):
                     self.final = await self.read_accounting()
-            self._chain_redirects()
+            await self._chain_redirects()
         finally:
             for child in self.children:
                 if child.proc.stdin is not None:
@@ -317,19 +317,45 @@ class LocalCluster:
                 self.stop()
         return True
 
-    def _chain_redirects(self) -> None:
+    async def _chain_redirects(self) -> None:
         """The report's redirect chains, from the hops the records tell. A record does not
-        carry the redirects its URL had left: a hop whose target no process reported
-        was cut by --max-redirect (a target anyone fetched, they reported)."""
+        carry the redirects its URL had left, so a hop's target that no process reported
+        is asked of Redis: one in the crawl's seen set was queued and left (--max-pages,
+        or a stop), one not in it was never queued: --max-redirect cut the chain there."""
         books = self.ledger
         hops = sorted(
             (r for r in books.done.values() if r.next_url is not None), key=lambda r: r.t_end
         )
+        unreported = {
+            t
+            for r in hops
+            if (t := r.next_url) is not None
+            and not (t in books.done or t in books.failed or t in books.filtered)
+        }
+        left = await self._seen_of(sorted(unreported)) if unreported else set()
+        books.unfetched.update(left)
         for record in hops:
             target = record.next_url
             assert target is not None
-            reported = target in books.done or target in books.failed or target in books.filtered
-            books.redirects.add(record.url, target, budget_left=reported)
+            cut = target in unreported and target not in left
+            books.redirects.add(record.url, target, budget_left=not cut)
+
+    async def _seen_of(self, urls: list[str]) -> set[str]:
+        """Those of `urls` in the crawl's seen set; none if Redis cannot say."""
+        client = aioredis.Redis.from_url(
+            self.redis_url, socket_connect_timeout=2, socket_timeout=10
+        )
+        found: set[str] = set()
+        try:
+            for at in range(0, len(urls), 1000):
+                part = urls[at : at + 1000]
+                flags = await client.smismember(f"{key_prefix(self.crawl_id)}seen", part)
+                found.update(url for url, flag in zip(part, flags, strict=True) if flag)
+        except (RedisError, OSError):
+            pass  # the chains end as the records alone tell
+        finally:
+            await client.aclose()
+        return found
 
     def closing_lines(self) -> list[str]:
         """What the parent says at the end, a line each."""
