@@ -207,9 +207,19 @@ class HostBook:
 REPORT_HOSTS = 1000
 
 
+def _weight(h: HostView) -> tuple[bool, int, int]:
+    """HostBook.rows's order, of a row: blocked first, then busy, then finished."""
+    return h.blocked, h.queued + h.in_flight + h.waiting, h.done + h.failed
+
+
 def host_rows_of(crawl: object, limit: int = REPORT_HOSTS) -> tuple[tuple[HostView, ...], int]:
     """The busiest `limit` hosts of a crawl whose engine keeps them (the asyncio engine's
-    Crawler does; the lecture engines do not), and how many hosts it met."""
+    Crawler does; the lecture engines do not), and how many hosts it met. A crawl over
+    processes gives its processes' rows added up (`host_views`), ordered here alike."""
+    gathered = getattr(crawl, "host_views", None)
+    if isinstance(gathered, tuple):
+        busiest = sorted(gathered, key=_weight, reverse=True)[:limit]
+        return tuple(busiest), max(getattr(crawl, "host_count", 0), len(gathered))
     book, gate = getattr(crawl, "host_book", None), getattr(crawl, "hosts", None)
     if not isinstance(book, HostBook) or not isinstance(gate, HostGate):
         return (), 0

@@ -33,7 +33,7 @@ from ..config_json import config_to_plain
 from ..ledger import Ledger
 from ..plain import BadMessage, decode
 from ..records import FetchRecord
-from ..snapshot import Accounting
+from ..snapshot import Accounting, HostView
 from .child import spec_line
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from .embedded import EmbeddedRedis
@@ -105,6 +105,10 @@ class LocalCluster:
         self.bad_lines = 0
         self.stopping = False
         self.final: Accounting | None = None  # Redis's, read as the crawl ended
+        # Every process's host rows added up, from their last publications: the report's
+        # "Hosts" section, as one process's own HostBook gives it.
+        self.host_views: tuple[HostView, ...] = ()
+        self.host_count = 0
         self._t0: float | None = None
         self._t1: float | None = None
 
@@ -229,6 +233,9 @@ class LocalCluster:
             if self.final is None and self.children:
                 with contextlib.suppress(RedisError, OSError):
                     self.final = await self.read_accounting()
+            if self.children:
+                with contextlib.suppress(RedisError, OSError):
+                    await self._read_hosts()
             await self._chain_redirects()
         finally:
             for child in self.children:
@@ -256,6 +263,22 @@ class LocalCluster:
             seen=_whole(seen), done=done, failed=failed, filtered=filtered, queued=queued,
             held=_whole(held), unfetched=unfetched,
         )  # fmt: skip
+
+    async def _read_hosts(self) -> None:
+        """The hosts as the cluster view adds them up, from what each process published
+        last (a process publishes as it ends; the keys outlive it by seconds)."""
+        from .observe import ClusterCrawl
+
+        client = aioredis.Redis.from_url(
+            self.redis_url, socket_connect_timeout=2, socket_timeout=10
+        )
+        try:
+            cluster = ClusterCrawl(client, self.crawl_id)
+            await cluster.refresh()
+            snap = cluster.snapshot((), rows=False)
+        finally:
+            await client.aclose()
+        self.host_views, self.host_count = snap.hosts, snap.host_count
 
     # ---- the records ------------------------------------------------------------------
 

@@ -111,6 +111,12 @@ def test_two_processes_crawl_the_demo_site_once(tmp_path: Path) -> None:
     (each,) = [line for line in err.splitlines() if "pages each" in line]
     counts = [int(part.split()[1]) for part in each.split(": ", 2)[2].split(", ")]
     assert len(counts) == 2 and sum(counts) == len(urls)
+    # The hosts, as one process's report has them: both processes' rows added up.
+    hosts = report.split("Hosts (p50/p99", 1)[1].splitlines()
+    assert hosts[1].split()[:4] == ["queued", "in", "flight", "done"]
+    origin, (queued, in_flight, host_done, *_) = hosts[2].strip(), hosts[3].split()
+    assert origin == f"http://{urlsplit(next(iter(fetched(out)))).netloc}"
+    assert (queued, in_flight, int(host_done)) == ("0", "0", done)
 
 
 def test_a_child_killed_loses_nothing(site: str, reference: set[str], tmp_path: Path) -> None:
