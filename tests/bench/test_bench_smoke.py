@@ -24,6 +24,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "timing_cost": ("rows", "pages_per_s_ratio", "cpu_per_page_ratio", "fastest_ratio"),
     "per_core": ("rows", "summary"),
     "table_pace": ("summary", "runs"),
+    "procs": ("rows", "pages_per_s", "ratio", "cpu_us_per_page", "ceiling"),
 }
 
 
@@ -46,6 +47,11 @@ def test_quick_mode_writes_its_results(script: str, tmp_path: Path) -> None:
     assert document["settings"]["quick"] is True
     for key in EXPECTED[script]:
         assert key in document["figures"], key
+    if script == "procs":
+        # Every part of a --procs crawl was found under the command and measured.
+        for row in document["figures"]["rows"]:
+            parts = row["cpu_by_role"]
+            assert parts["children"] > 0 and parts["redis"] > 0 and parts["site"] > 0, parts
     if script == "throughput":
         for workers in ("8", "100"):
             entry = document["figures"]["summary"][workers]
