@@ -49,7 +49,7 @@ ROWS_INTERVAL_BUSY = 0.19
 # In a real terminal, amid a crawl at 500 workers, a pulse costs about 1 ms (medians: its
 # tick 0.4 ms, Textual's drawing 0.65 ms) and a table frame about 15 ms. (A pulse's
 # drawing has since been about halved: the status line is written without the compositor,
-# PanelsScreen._paint_status_alone.) A pulse cost 2 ms before the screen, the panels' grid
+# PanelsScreen._paint_alone.) A pulse cost 2 ms before the screen, the panels' grid
 # and the footer were blank (PanelsScreen.BLANK) and the status line skipped Textual's
 # StylesCache (OneLine.render_lines); 3% then fell to 11 frames a second on a crawl the
 # machine slowed down. 2.5% now pays for 14 to 15 (15
