@@ -29,6 +29,7 @@ __all__ = [
     "TimedScreen",
     "changes_pending",
     "composite",
+    "forget_lines",
     "grey_footer_key",
     "layout_pending",
     "mark_dirty",
@@ -128,11 +129,17 @@ def write_runs(screen: Screen[Any], runs: list[tuple[list[Iterable[Strip]], Regi
         screen.app._display(screen, _Runs([LayoutUpdate(lines, at) for lines, at in runs]))
 
 
+def forget_lines(widget: Widget, crop: Region) -> None:
+    """Mark the copies Textual's styles cache keeps of `widget`'s lines in `crop` (the
+    widget's own coordinates) stale, as refresh() does: drawn again when next asked for."""
+    widget._styles_cache.set_dirty(crop)
+
+
 def render_again(widget: Widget, crop: Region) -> list[Strip]:
     """The lines of `widget` in `crop` (the widget's own coordinates, its border
     included) as the compositor would draw them now: the copies of those lines that
-    Textual's styles cache keeps (which refresh() would have marked stale) are made anew."""
-    widget._styles_cache.set_dirty(crop)
+    Textual's styles cache keeps are made anew."""
+    forget_lines(widget, crop)
     return widget.render_lines(crop)
 
 

@@ -37,7 +37,6 @@ from ..textual_private import (
     changes_pending,
     composite,
     layout_pending,
-    render_again,
     repaint_pending,
     report_error,
     scroll_pending,
@@ -51,6 +50,7 @@ from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView
+from ..widgets.text_lines import content_lines
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
@@ -374,10 +374,10 @@ class PanelsScreen(TimedScreen):
             rows: Iterable[int] = range(at.height)
             if regions is not None:
                 rows = (y for r in regions for y in r.line_range if 0 <= y < at.height)
-            x, y = widget.content_offset
             for first, count in runs_of(rows):
-                crop = Region(x, y + first, at.width, count)
-                lines: list[Iterable[Strip]] = [[s] for s in render_again(widget, crop)]
+                lines: list[Iterable[Strip]] = [
+                    [strip] for strip in content_lines(widget, first, count, at.width)
+                ]
                 runs.append((lines, Region(at.x, at.y + first, at.width, count)))
         write_runs(self, runs)
         self.drawn(time.perf_counter() - started)
