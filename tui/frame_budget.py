@@ -31,12 +31,19 @@ TABLE_INTERVAL_BUSY = 1.0
 # ...and at least this often, whatever the budget below says.
 TABLE_MAX_GAP_BUSY = 2.0
 # Between those, the workers table's rows alone (with the status line) are redrawn at most
-# this often, as the allowance covers them: the screen's liveliest panel at five a second
-# where it was one (issue 32). Their views are built for the rows on screen only, so a
-# rows frame costs a fraction of a table frame (no recent fetches, queue or chains).
-# A hair under 0.2 s: three slots at 15 frames a second, whose float times may add up to
-# a little less.
-ROWS_INTERVAL_BUSY = 0.19
+# this often, as the allowance covers them: the screen's liveliest panel at five to seven a
+# second where it was one (issue 32). Their views are built for the rows on screen only,
+# and their changed lines are written straight to the terminal (PanelsScreen._paint_alone),
+# so a rows frame costs a third of a table frame (no recent fetches, queue or chains).
+# Rows come before pulses: a pulse spends only what the next rows frame can spare, and a
+# slot that finds the rows due and not yet covered draws nothing, saving up for them (they
+# draw the status line too). On a loaded machine that costs pulses, not rows: at 3.2 ms a
+# rows frame, 0.9 a pulse and 10.5 a table, 5.7 table redraws a second and 10.6 frames in
+# all (a simulation of this class), where pulses first, and rows every 0.2 s covered twice
+# over as a table, gave 4.3 and 13.9.
+# A hair under two slots at 15 frames a second, whose float times may add up to a little
+# less: three slots (0.2 s) made five a second the most, and any late slot fewer.
+ROWS_INTERVAL_BUSY = 0.13
 # The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
 # more ready callbacks than one pass of the loop can run in a frame's time), the screen
 # may take at most this share of the loop's time. It is kept as an allowance: each frame
@@ -175,13 +182,18 @@ class FrameBudget:
             and self.allowance >= self.table_cost * TABLE_EARLY_COVER
         ):
             kind = "table"
-        elif (
-            now - max(self.rows_at, self.table_at) >= ROWS_INTERVAL_BUSY
-            and self.allowance >= self.rows_cost * TABLE_EARLY_COVER
-        ):
-            kind = "rows"
         else:
-            kind = "pulse"
+            since_rows = now - max(self.rows_at, self.table_at)
+            if since_rows >= ROWS_INTERVAL_BUSY:
+                if self.allowance < self.rows_cost:
+                    return None  # saving up for the rows, which draw the status line too
+                kind = "rows"
+            elif self.allowance < self.rows_cost * since_rows / ROWS_INTERVAL_BUSY:
+                # A pulse spends only what the rows due next can spare: what is kept for
+                # them grows to their cost by the time they are due.
+                return None
+            else:
+                kind = "pulse"
         if kind == "table":
             self.table_frame, self.table_at = frames, now
         if kind == "rows":
