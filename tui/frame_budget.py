@@ -30,20 +30,23 @@ TABLE_INTERVAL = 0.1
 TABLE_INTERVAL_BUSY = 1.0
 # ...and at least this often, whatever the budget below says.
 TABLE_MAX_GAP_BUSY = 2.0
-# Between those, the workers table's rows alone (with the status line) are redrawn at most
-# this often, as the allowance covers them: the screen's liveliest panel at five to seven a
-# second where it was one (issue 32). Their views are built for the rows on screen only,
-# and their changed lines are written straight to the terminal (PanelsScreen._paint_alone),
-# so a rows frame costs a third of a table frame (no recent fetches, queue or chains).
-# Rows come before pulses: a pulse spends only what the next rows frame can spare, and a
-# slot that finds the rows due and not yet covered draws nothing, saving up for them (they
-# draw the status line too). On a loaded machine that costs pulses, not rows: at 3.2 ms a
-# rows frame, 0.9 a pulse and 10.5 a table, 5.7 table redraws a second and 10.6 frames in
-# all (a simulation of this class), where pulses first, and rows every 0.2 s covered twice
-# over as a table, gave 4.3 and 13.9.
+# Between those, the workers table's rows alone (with the status line) are redrawn every
+# ROWS_INTERVAL_BUSY at the most, or as often as ROWS_SHARE of the allowance pays for them
+# (FrameBudget.rows_interval): the screen's liveliest panel at five to seven a second where
+# it was one (issue 32). Their views are built for the rows on screen only, and their
+# changed lines are written straight to the terminal (PanelsScreen._paint_alone), so a rows
+# frame costs a fifth of a table frame (no recent fetches, queue or chains, no compositor).
+# A slot that finds the rows due and not yet covered draws nothing, saving up for them
+# (they draw the status line too), where a pulse would take the allowance they wait for:
+# that way, by a simulation of this class (frames of 0.7, 2 and 8 ms: pulse, rows, table),
+# 7.9 table redraws a second and 15 frames, where it was 5.0 and 15; at 0.8, 7.4 and 13.4
+# ms (a machine loaded by other work) 2.1 and 11.5.
 # A hair under two slots at 15 frames a second, whose float times may add up to a little
 # less: three slots (0.2 s) made five a second the most, and any late slot fewer.
 ROWS_INTERVAL_BUSY = 0.13
+# ...and a quarter of the allowance is left to the pulses and tables: the status line
+# still moves ten times a second or more when rows frames cost more than the budget says.
+ROWS_SHARE = 0.75
 # The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
 # more ready callbacks than one pass of the loop can run in a frame's time), the screen
 # may take at most this share of the loop's time. It is kept as an allowance: each frame
@@ -184,14 +187,11 @@ class FrameBudget:
             kind = "table"
         else:
             since_rows = now - max(self.rows_at, self.table_at)
-            if since_rows >= ROWS_INTERVAL_BUSY:
+            interval = self.rows_interval()
+            if since_rows >= interval:
                 if self.allowance < self.rows_cost:
                     return None  # saving up for the rows, which draw the status line too
                 kind = "rows"
-            elif self.allowance < self.rows_cost * since_rows / ROWS_INTERVAL_BUSY:
-                # A pulse spends only what the rows due next can spare: what is kept for
-                # them grows to their cost by the time they are due.
-                return None
             else:
                 kind = "pulse"
         if kind == "table":
@@ -201,6 +201,11 @@ class FrameBudget:
         if kind in ("table", "rows"):
             self.tables += 1
         return kind
+
+    def rows_interval(self) -> float:
+        """How often a saturated loop redraws the rows: every ROWS_INTERVAL_BUSY, or as
+        often as ROWS_SHARE of the allowance pays for."""
+        return max(ROWS_INTERVAL_BUSY, self.rows_cost / (ROWS_SHARE * UI_SHARE))
 
     def judge_load(self, now: float, late: float, busy: float) -> bool:
         """Whether the budget applies to the frame slot at `now`, which came `late`
