@@ -36,6 +36,8 @@ _FIXED = (
 )  # fmt: skip
 _FLEXIBLE = ("suspended at", "url")
 _PAD = 1  # blank cells either side of every column
+# The blank cells of a row between and around its columns (see WorkersTable._strip).
+_ROW_SPACING = 16
 _MIN_WHERE, _MAX_WHERE, _URL_FIRST = 16, 36, 18
 # The line number at the end of "Queue.get queues.py:158".
 _LINE_NUMBER = re.compile(r"(\.py):\d+$")
@@ -327,7 +329,11 @@ class WorkersTable(CursorLines):
 
     def _strip(self, values: Values, base: Style) -> Strip:
         worker_id, state, style, in_state, pages, steps, where, url = values
-        w_id, w_state, w_in, w_pages, w_steps, w_where, w_url = self._widths()
+        widths = self._widths()
+        w_id, w_state, w_in, w_pages, w_steps, w_where, w_url = widths
+        # Every cell is exactly its width: the row's length is known without measuring,
+        # and the rest of the line is filled in its last segment, not by another Strip.
+        fill = self._width - sum(widths) - _ROW_SPACING
         # As few segments as styles: each costs again in every filter the app applies.
         segments = [
             Segment(f" {_cell(worker_id, w_id, True)}  ", base),
@@ -339,9 +345,11 @@ class WorkersTable(CursorLines):
             ),
             Segment(_cell(where, w_where), base + _style("dim")),
             # Crawled text, escaped and shown literally, never as markup.
-            Segment(f"  {_cell(printable(url), w_url)} ", base),
+            Segment(f"  {_cell(printable(url), w_url)} " + " " * max(fill, 0), base),
         ]
-        return Strip(segments).adjust_cell_length(self._width, base)
+        if fill < 0:  # narrower than its columns (a moment of a resize)
+            return Strip(segments).adjust_cell_length(self._width, base)
+        return Strip(segments, self._width)
 
     # ---- the cursor ------------------------------------------------------------------------
 
