@@ -77,6 +77,34 @@ async def direct_rows(
     return runs_in(updates[0])  # type: ignore[arg-type]
 
 
+def assert_written_as_composited(panels: PanelsScreen, runs: list[LayoutUpdate]) -> None:
+    """Each line `runs` wrote is, cell for cell, what the compositor draws there from
+    scratch; some of them are the table's rows, each its worker's."""
+    # The whole screen as the compositor draws it from scratch: no line kept from before,
+    # the table's included.
+    for widget in panels._repainting:
+        widget._styles_cache.clear()
+    screen = panels._compositor.render_strips()
+    rows = table_lines(panels)
+    table = panels._table
+    written_rows = 0
+    for run in runs:
+        x, width = run.region.x, run.region.width
+        assert len(run.strips) == run.region.height
+        for y, line in enumerate(run.strips, run.region.y):
+            drawn = Strip.join(list(line))
+            # As long as the region it is written over, counted from its text, not from
+            # the length the strip says it has.
+            assert drawn.cell_length == cell_len(drawn.text) == width
+            assert cells(drawn) == cells(screen[y].crop(x, x + width)), f"line {y}"
+            if rows.contains(x, y):
+                written_rows += 1
+                # Each row written is its worker's: the line starts with its id.
+                worker = table._order[table._top + y - rows.y]
+                assert drawn.text.split()[0] == str(worker), (y, drawn.text)
+    assert written_rows >= 1
+
+
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 async def test_a_rows_frame_writes_the_changed_rows_as_the_compositor_draws_them(
     monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
@@ -92,32 +120,21 @@ async def test_a_rows_frame_writes_the_changed_rows_as_the_compositor_draws_them
         updates = displayed(monkeypatch, pilot.app)
         runs = await direct_rows(pilot, panels, updates)
         assert composited == []  # written straight, not through the compositor
-        # The whole screen as the compositor draws it from scratch: no line kept from
-        # before, the table's included.
-        for widget in panels._repainting:
-            widget._styles_cache.clear()
-        screen = panels._compositor.render_strips()
-        rows = table_lines(panels)
-        written_rows = 0
-        for run in runs:
-            x, width = run.region.x, run.region.width
-            assert len(run.strips) == run.region.height
-            for y, line in enumerate(run.strips, run.region.y):
-                drawn = Strip.join(list(line))
-                # As long as the region it is written over, counted from its text, not
-                # from the length the strip says it has.
-                assert drawn.cell_length == cell_len(drawn.text) == width
-                assert cells(drawn) == cells(screen[y].crop(x, x + width)), f"line {y}"
-                written_rows += rows.contains(x, y)
-        assert written_rows >= 1
-        # Each row written is its worker's: the line starts with its id.
-        table = panels._table
-        for run in runs:
-            for y, line in enumerate(run.strips, run.region.y):
-                if rows.contains(run.region.x, y):
-                    text = Strip.join(list(line)).text
-                    worker = table._order[table._top + y - rows.y]
-                    assert text.split()[0] == str(worker), (y, text)
+        assert_written_as_composited(panels, runs)
+
+
+async def test_the_rows_of_a_table_without_focus_are_written_in_its_colours(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Focused, the table is tinted and its cursor row bright; the redirect chains take the
+    # focus, and the rows written straight must follow.
+    async with rows_by_hand((120, 40)) as (pilot, panels):
+        panels._tree.focus()
+        await until(pilot, lambda: not panels._table.has_focus, "the focus moved")
+        await pilot.pause()
+        updates = displayed(monkeypatch, pilot.app)
+        runs = await direct_rows(pilot, panels, updates)
+        assert_written_as_composited(panels, runs)
 
 
 async def test_rows_under_a_notification_are_drawn_by_the_compositor(
