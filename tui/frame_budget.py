@@ -39,8 +39,10 @@ TABLE_MAX_GAP_BUSY = 2.0
 # A slot that finds the rows due and not yet covered draws nothing, saving up for them
 # (they draw the status line too), where a pulse would take the allowance they wait for:
 # that way, by a simulation of this class (frames of 0.7, 2 and 8 ms: pulse, rows, table),
-# 7.9 table redraws a second and 15 frames, where it was 5.0 and 15; at 0.8, 7.4 and 13.4
-# ms (a machine loaded by other work) 2.1 and 11.5.
+# 7.9 table redraws a second and 15 frames, where it was 5.0 and 15; at 1.0, 3.8 and 14.2
+# ms (bench.table_pace's on a machine loaded by other work) 3.8 and 10.3, where it was 4.3
+# and 14 on paper but no rows at all in the bench (it never had a rows frame's cost
+# covered twice over). The simulation gave 3.4 with the bench's 3.2 measured.
 # A hair under two slots at 15 frames a second, whose float times may add up to a little
 # less: three slots (0.2 s) made five a second the most, and any late slot fewer.
 ROWS_INTERVAL_BUSY = 0.13
@@ -188,7 +190,9 @@ class FrameBudget:
         else:
             since_rows = now - max(self.rows_at, self.table_at)
             interval = self.rows_interval()
-            if since_rows >= interval:
+            # To the nearest slot, not the next: a rows frame due a hair after a slot
+            # would wait for the one after, and take a third less than its share.
+            if since_rows >= interval - 0.5 / self.fps:
                 if self.allowance < self.rows_cost:
                     return None  # saving up for the rows, which draw the status line too
                 kind = "rows"

@@ -35,7 +35,7 @@ def test_a_saturated_budget_pulses_and_draws_the_table_when_its_allowance_covers
     budget.table_cost, budget.rows_cost = 0.02, 0.0
     budget.allowance = 0.005
     # The table was just drawn: the status line alone.
-    assert budget.frame_kind(at + 0.1, frames=10) == "pulse"
+    assert budget.frame_kind(at + SLOT, frames=10) == "pulse"
     # The table is due but the allowance does not cover it yet: the rows go on.
     assert budget.frame_kind(at + TABLE_INTERVAL_BUSY, frames=11) == "rows"
     # Covered once is not enough: paying for it would stop the frames that follow.
