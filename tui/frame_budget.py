@@ -40,9 +40,9 @@ TABLE_MAX_GAP_BUSY = 2.0
 # (they draw the status line too), where a pulse would take the allowance they wait for:
 # that way, by a simulation of this class (frames of 0.7, 2 and 8 ms: pulse, rows, table),
 # 7.9 table redraws a second and 15 frames, where it was 5.0 and 15; at 1.0, 3.8 and 14.2
-# ms (bench.table_pace's on a machine loaded by other work) 3.8 and 10.3, where it was 4.3
-# and 14 on paper but no rows at all in the bench (it never had a rows frame's cost
-# covered twice over). The simulation gave 3.4 with the bench's 3.2 measured.
+# ms (bench.table_pace's, on a machine loaded by other work) 3.8 and 10.3, where the old
+# rule gave 2.7 and 13.3. (The simulation's figures agree with the bench's: 3.4 of this
+# rule before the rounding below, 3.2 measured.)
 # A hair under two slots at 15 frames a second, whose float times may add up to a little
 # less: three slots (0.2 s) made five a second the most, and any late slot fewer.
 ROWS_INTERVAL_BUSY = 0.13
