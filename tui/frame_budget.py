@@ -30,13 +30,25 @@ TABLE_INTERVAL = 0.1
 TABLE_INTERVAL_BUSY = 1.0
 # ...and at least this often, whatever the budget below says.
 TABLE_MAX_GAP_BUSY = 2.0
-# Between those, the workers table's rows alone (with the status line) are redrawn at most
-# this often, as the allowance covers them: the screen's liveliest panel at five a second
-# where it was one (issue 32). Their views are built for the rows on screen only, so a
-# rows frame costs a fraction of a table frame (no recent fetches, queue or chains).
-# A hair under 0.2 s: three slots at 15 frames a second, whose float times may add up to
-# a little less.
-ROWS_INTERVAL_BUSY = 0.19
+# Between those, the workers table's rows alone (with the status line) are redrawn every
+# ROWS_INTERVAL_BUSY at the most, or as often as ROWS_SHARE of the allowance pays for them
+# (FrameBudget.rows_interval): the screen's liveliest panel at five to seven a second where
+# it was one (issue 32). Their views are built for the rows on screen only, and their
+# changed lines are written straight to the terminal (PanelsScreen._paint_alone), so a rows
+# frame costs a fifth of a table frame (no recent fetches, queue or chains, no compositor).
+# A slot that finds the rows due and not yet covered draws nothing, saving up for them
+# (they draw the status line too), where a pulse would take the allowance they wait for:
+# that way, by a simulation of this class (frames of 0.7, 2 and 8 ms: pulse, rows, table),
+# 7.9 table redraws a second and 15 frames, where it was 5.0 and 15; at 1.0, 3.8 and 14.2
+# ms (bench.table_pace's, on a machine loaded by other work) 3.8 and 10.3, where the old
+# rule gave 2.7 and 13.3. (The simulation's figures agree with the bench's: 3.4 of this
+# rule before the rounding below, 3.2 measured.)
+# A hair under two slots at 15 frames a second, whose float times may add up to a little
+# less: three slots (0.2 s) made five a second the most, and any late slot fewer.
+ROWS_INTERVAL_BUSY = 0.13
+# ...and a quarter of the allowance is left to the pulses and tables: the status line
+# still moves ten times a second or more when rows frames cost more than the budget says.
+ROWS_SHARE = 0.75
 # The frame budget. When the loop is saturated (a frame's turn comes late: the crawl has
 # more ready callbacks than one pass of the loop can run in a frame's time), the screen
 # may take at most this share of the loop's time. It is kept as an allowance: each frame
@@ -49,7 +61,7 @@ ROWS_INTERVAL_BUSY = 0.19
 # In a real terminal, amid a crawl at 500 workers, a pulse costs about 1 ms (medians: its
 # tick 0.4 ms, Textual's drawing 0.65 ms) and a table frame about 15 ms. (A pulse's
 # drawing has since been about halved: the status line is written without the compositor,
-# PanelsScreen._paint_status_alone.) A pulse cost 2 ms before the screen, the panels' grid
+# PanelsScreen._paint_alone.) A pulse cost 2 ms before the screen, the panels' grid
 # and the footer were blank (PanelsScreen.BLANK) and the status line skipped Textual's
 # StylesCache (OneLine.render_lines); 3% then fell to 11 frames a second on a crawl the
 # machine slowed down. 2.5% now pays for 14 to 15 (15
@@ -175,13 +187,17 @@ class FrameBudget:
             and self.allowance >= self.table_cost * TABLE_EARLY_COVER
         ):
             kind = "table"
-        elif (
-            now - max(self.rows_at, self.table_at) >= ROWS_INTERVAL_BUSY
-            and self.allowance >= self.rows_cost * TABLE_EARLY_COVER
-        ):
-            kind = "rows"
         else:
-            kind = "pulse"
+            since_rows = now - max(self.rows_at, self.table_at)
+            interval = self.rows_interval()
+            # To the nearest slot, not the next: a rows frame due a hair after a slot
+            # would wait for the one after, and take a third less than its share.
+            if since_rows >= interval - 0.5 / self.fps:
+                if self.allowance < self.rows_cost:
+                    return None  # saving up for the rows, which draw the status line too
+                kind = "rows"
+            else:
+                kind = "pulse"
         if kind == "table":
             self.table_frame, self.table_at = frames, now
         if kind == "rows":
@@ -189,6 +205,11 @@ class FrameBudget:
         if kind in ("table", "rows"):
             self.tables += 1
         return kind
+
+    def rows_interval(self) -> float:
+        """How often a saturated loop redraws the rows: every ROWS_INTERVAL_BUSY, or as
+        often as ROWS_SHARE of the allowance pays for."""
+        return max(ROWS_INTERVAL_BUSY, self.rows_cost / (ROWS_SHARE * UI_SHARE))
 
     def judge_load(self, now: float, late: float, busy: float) -> bool:
         """Whether the budget applies to the frame slot at `now`, which came `late`

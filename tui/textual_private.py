@@ -15,7 +15,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from textual._compositor import LayoutUpdate
+from rich.console import Console, ConsoleOptions, RenderResult
+from textual._compositor import CompositorUpdate, LayoutUpdate
 from textual.app import App
 from textual.geometry import Region, Size
 from textual.screen import Screen
@@ -28,14 +29,18 @@ __all__ = [
     "TimedScreen",
     "changes_pending",
     "composite",
+    "forget_lines",
     "grey_footer_key",
     "layout_pending",
     "mark_dirty",
+    "render_again",
+    "repaint_pending",
     "report_error",
     "scroll_pending",
     "set_scroll_range",
     "visible_widgets",
     "write_lines",
+    "write_runs",
 ]
 
 
@@ -59,6 +64,12 @@ def changes_pending(screen: Screen[Any]) -> bool:
 def layout_pending(widget: Widget) -> bool:
     """Whether a layout of `widget` is on its way (it may move what is drawn)."""
     return widget._layout_required
+
+
+def repaint_pending(widget: Widget) -> bool:
+    """Whether `widget` asked Textual itself to draw it again (refresh(), a scroll of its
+    own), which Textual has yet to do."""
+    return widget._repaint_required
 
 
 def scroll_pending(widget: Widget) -> bool:
@@ -92,6 +103,44 @@ def write_lines(screen: Screen[Any], lines: list[Iterable[Strip]], region: Regio
     """Write `lines` to the terminal over `region` of `screen`, as the compositor writes
     an update, without the compositor."""
     screen.app._display(screen, LayoutUpdate(lines, region))
+
+
+class _Runs(CompositorUpdate):
+    """Runs of lines, each over its own region, written to the terminal as one update."""
+
+    def __init__(self, runs: list[LayoutUpdate]) -> None:
+        self.runs = runs
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for run in self.runs:
+            yield from run.__rich_console__(console, options)
+
+    def render_segments(self, console: Console) -> str:
+        # Each run starts by moving the cursor to its first line: they join as they are.
+        return "".join(run.render_segments(console) for run in self.runs)
+
+
+def write_runs(screen: Screen[Any], runs: list[tuple[list[Iterable[Strip]], Region]]) -> None:
+    """Write each run of `lines` over its `region` of `screen`, all in one update (one
+    write, one synchronized update of the terminal), without the compositor."""
+    if len(runs) == 1:
+        write_lines(screen, *runs[0])
+    elif runs:
+        screen.app._display(screen, _Runs([LayoutUpdate(lines, at) for lines, at in runs]))
+
+
+def forget_lines(widget: Widget, crop: Region) -> None:
+    """Mark the copies Textual's styles cache keeps of `widget`'s lines in `crop` (the
+    widget's own coordinates) stale, as refresh() does: drawn again when next asked for."""
+    widget._styles_cache.set_dirty(crop)
+
+
+def render_again(widget: Widget, crop: Region) -> list[Strip]:
+    """The lines of `widget` in `crop` (the widget's own coordinates, its border
+    included) as the compositor would draw them now: the copies of those lines that
+    Textual's styles cache keeps are made anew."""
+    forget_lines(widget, crop)
+    return widget.render_lines(crop)
 
 
 def set_scroll_range(widget: Widget, size: Size) -> None:

@@ -32,15 +32,15 @@ def test_a_saturated_budget_pulses_and_draws_the_table_when_its_allowance_covers
     budget = FrameBudget()
     budget.saturated = True
     at = budget.table_at = 1000.0
-    budget.table_cost = budget.rows_cost = 0.02
+    budget.table_cost, budget.rows_cost = 0.02, 0.0
     budget.allowance = 0.005
     # The table was just drawn: the status line alone.
-    assert budget.frame_kind(at + 0.1, frames=10) == "pulse"
-    # The table is due but the allowance does not cover it yet: the pulse goes on.
-    assert budget.frame_kind(at + TABLE_INTERVAL_BUSY, frames=11) == "pulse"
-    # Covered once is not enough: paying for it would stop the pulses that follow.
+    assert budget.frame_kind(at + SLOT, frames=10) == "pulse"
+    # The table is due but the allowance does not cover it yet: the rows go on.
+    assert budget.frame_kind(at + TABLE_INTERVAL_BUSY, frames=11) == "rows"
+    # Covered once is not enough: paying for it would stop the frames that follow.
     budget.allowance = 0.02
-    assert budget.frame_kind(at + TABLE_INTERVAL_BUSY, frames=12) == "pulse"
+    assert budget.frame_kind(at + TABLE_INTERVAL_BUSY + 0.01, frames=12) == "pulse"
     budget.allowance = 0.02 * TABLE_EARLY_COVER
     assert budget.frame_kind(at + TABLE_INTERVAL_BUSY, frames=13) == "table"
     assert (budget.table_at, budget.table_frame) == (at + TABLE_INTERVAL_BUSY, 13)
@@ -50,26 +50,59 @@ def test_a_saturated_budget_pulses_and_draws_the_table_when_its_allowance_covers
     # Never spent, but never enough for the table: it is drawn all the same, late.
     budget.allowance = 0.001
     at = budget.table_at
-    assert budget.frame_kind(at + TABLE_INTERVAL_BUSY, frames=14) == "pulse"
+    assert budget.frame_kind(at + TABLE_INTERVAL_BUSY, frames=14) == "rows"
     assert budget.frame_kind(at + TABLE_MAX_GAP_BUSY, frames=15) == "table"
 
 
-def test_a_saturated_budget_redraws_the_rows_five_times_a_second_as_the_allowance_covers() -> None:
+def test_a_saturated_budget_redraws_the_rows_every_other_slot_as_the_allowance_covers() -> None:
     budget = FrameBudget()
     budget.saturated = True
     at = budget.table_at = 1000.0
-    budget.table_cost, budget.rows_cost = 0.02, 0.003
-    budget.allowance = 0.003 * TABLE_EARLY_COVER
+    budget.table_cost, budget.rows_cost = 0.02, 0.002
+    budget.allowance = 0.002
     slots = [at + n * SLOT for n in range(1, 15)]  # up to the next table, a second on
     kinds = [budget.frame_kind(t, frames=n) for n, t in enumerate(slots)]
     rows = [t for t, kind in zip(slots, kinds, strict=True) if kind == "rows"]
-    assert len(rows) == 4  # at 0.2, 0.4, 0.6, 0.8 s: with the table, five a second
+    assert len(rows) == 7  # every other slot: with the table, eight a second
     assert all(b - a >= ROWS_INTERVAL_BUSY for a, b in zip([at, *rows], rows, strict=False))
     assert set(kinds) == {"rows", "pulse"}
-    assert budget.tables == 4
-    # Not covered (twice over, as a table): the pulses go on instead.
-    budget.allowance = 0.003
-    assert budget.frame_kind(rows[-1] + ROWS_INTERVAL_BUSY, frames=20) == "pulse"
+    assert budget.tables == 7
+    # Due and not covered: the slot saves up for them rather than pulse.
+    budget.allowance = 0.0015
+    assert budget.frame_kind(rows[-1] + 2 * SLOT, frames=20) is None
+    assert budget.frame_kind(rows[-1] + 3 * SLOT, frames=20) is None
+    budget.allowance = 0.002
+    assert budget.frame_kind(rows[-1] + 4 * SLOT, frames=20) == "rows"
+
+
+def saturated_run(costs: dict[str, float], seconds: float = 30.0) -> list[str]:
+    """What a saturated loop's slots draw for `seconds`, each frame paying `costs`."""
+    budget = FrameBudget()
+    budget.saturated_until = float("inf")
+    drawn: list[str] = []
+    for n in range(int(seconds * FRAMES_PER_SECOND)):
+        kind = budget.slot(100.0 + n * SLOT, late=SLOT, cpu=0.0, frames=len(drawn))
+        if kind is not None:
+            drawn.append(kind)
+            budget.ticked(kind, costs[kind] / 2)
+            budget.drawn(costs[kind] / 2)
+    # The share, beyond what the budget starts with and the debt it forgives at most.
+    spent = sum(costs[kind] for kind in drawn)
+    assert spent <= UI_SHARE * seconds + ALLOWANCE_MAX + MAX_GAP * UI_SHARE
+    return drawn
+
+
+def test_the_rows_come_every_other_slot_when_they_are_cheap() -> None:
+    # A slot with the rows due and not covered saves up for them rather than pulse.
+    drawn = saturated_run({"pulse": 0.0007, "rows": 0.002, "table": 0.008})
+    assert (drawn.count("table") + drawn.count("rows")) / 30 >= 6
+    assert len(drawn) / 30 >= 14  # and the status line at nearly every slot
+
+
+def test_costly_rows_come_less_often_and_leave_the_status_line_moving() -> None:
+    drawn = saturated_run({"pulse": 0.0008, "rows": 0.0074, "table": 0.0134})
+    assert (drawn.count("table") + drawn.count("rows")) / 30 >= 2
+    assert len(drawn) / 30 >= 10
 
 
 def test_an_idle_loop_draws_every_slot_and_the_table_every_other_frame() -> None:
@@ -142,9 +175,9 @@ def test_a_saturated_slot_with_the_allowance_spent_draws_nothing() -> None:
         kinds.append(budget.slot(50.0 + n * 2 * SLOT, late=SLOT, cpu=cpu, frames=n))
         budget.spend(0.05)  # each frame costs far more than the slot earns
     assert budget.saturated
-    # The third slot, ROWS_INTERVAL_BUSY after the table, can afford the rows (their cost
-    # not known yet); the fourth finds the allowance spent.
-    assert kinds == ["table", "pulse", "rows", None]
+    # The next two slots, ROWS_INTERVAL_BUSY apart, can afford the rows (their cost not
+    # known yet); the fourth finds the allowance spent.
+    assert kinds == ["table", "rows", "rows", None]
 
 
 def test_a_table_frame_costs_its_tick_and_the_drawing_that_follows_it() -> None:

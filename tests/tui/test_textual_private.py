@@ -10,6 +10,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+from rich.segment import Segment
 from textual.app import App, ComposeResult
 from textual.geometry import Region, Size
 from textual.screen import Screen
@@ -26,10 +27,13 @@ from crawlscope.tui.textual_private import (
     grey_footer_key,
     layout_pending,
     mark_dirty,
+    render_again,
+    repaint_pending,
     scroll_pending,
     set_scroll_range,
     visible_widgets,
     write_lines,
+    write_runs,
 )
 
 TUI = Path(crawlscope.tui.__file__).parent
@@ -37,7 +41,7 @@ PRIVATE_MODULE = TUI / "textual_private.py"
 
 # Textual's private modules imported, and what is taken from each.
 MODULES = {
-    "textual._compositor": ("LayoutUpdate", "Compositor"),
+    "textual._compositor": ("LayoutUpdate", "Compositor", "CompositorUpdate"),
     "textual.widgets._footer": ("FooterKey",),
 }
 # Private methods: on which class, and the parameters each is called or overridden with.
@@ -59,6 +63,7 @@ ATTRIBUTES = {
     "_repaint_required": ("widget", bool),
     "_recompose_required": ("widget", bool),
     "_disabled": ("footer key", bool),
+    "_styles_cache": ("widget", "textual._styles_cache.StylesCache"),
 }
 
 
@@ -94,6 +99,13 @@ def test_the_private_classes_have_their_expected_shape() -> None:
     assert list(inspect.signature(LayoutUpdate).parameters) == ["strips", "region"]
     update = LayoutUpdate([[Strip.blank(3)]], Region(1, 2, 3, 1))
     assert update.region == Region(1, 2, 3, 1) and len(update.strips) == 1
+    assert list(inspect.signature(CompositorUpdate.render_segments).parameters) == [
+        "self",
+        "console",
+    ]
+    from textual._styles_cache import StylesCache
+
+    assert list(inspect.signature(StylesCache.set_dirty).parameters) == ["self", "regions"]
     assert isinstance(inspect.getattr_static(Compositor, "visible_widgets"), property)
     assert list(inspect.signature(Compositor.update_widgets).parameters) == ["self", "widgets"]
     assert issubclass(textual_private.FooterKey, Widget)
@@ -186,10 +198,21 @@ def test_no_other_module_of_the_tui_uses_textuals_private_api() -> None:
     assert found == []
 
 
+class Said(Widget):
+    """One line, of whatever `text` says when it is drawn."""
+
+    DEFAULT_CSS = "Said { height: 1; }"
+    text = "old"
+
+    def render_line(self, y: int) -> Strip:
+        return Strip([Segment(self.text)]) if y == 0 else Strip.blank(self.size.width)
+
+
 class Shown(App[None]):
     def compose(self) -> ComposeResult:
         yield Static("one", id="one")
         yield Static("two", id="two")
+        yield Said()
 
 
 class Timed(TimedScreen):
@@ -218,9 +241,13 @@ async def test_each_use_works_on_a_running_app() -> None:
         assert region == one.region
         assert not changes_pending(screen)
         assert not layout_pending(one) and not scroll_pending(one)
+        assert not repaint_pending(one)
+        one.refresh()
+        assert repaint_pending(one)
         one.refresh(layout=True)
         assert layout_pending(one)
         await pilot.pause()
+        assert not repaint_pending(one)
 
         display = app._display
         app._display = lambda s, update: written.append(update) or display(s, update)  # type: ignore[method-assign]
@@ -230,6 +257,16 @@ async def test_each_use_works_on_a_running_app() -> None:
         mark_dirty(one, None)
         composite(screen, {one})
         assert len(written) == 2 and not changes_pending(screen)
+        # Two runs, one update: each run moves the cursor to its own place.
+        write_runs(screen, [([[line]], Region(0, 0, 3, 1)), ([[line]], Region(2, 3, 3, 1))])
+        assert len(written) == 3
+        assert written[2].render_segments(app.console).count("\x1b[") == 2  # type: ignore[attr-defined]
+        # Changed without a refresh, the line is drawn again all the same.
+        said = app.query_one(Said)
+        assert said.render_lines(Region(0, 0, 3, 1))[0].text == "old"
+        said.text = "new"
+        assert said.render_lines(Region(0, 0, 3, 1))[0].text == "old"  # the kept copy
+        assert render_again(said, Region(0, 0, 3, 1))[0].text == "new"
         set_scroll_range(one, Size(20, 50))  # no layout asked for
         assert not layout_pending(one) and not layout_pending(screen)
 

@@ -37,10 +37,11 @@ from ..textual_private import (
     changes_pending,
     composite,
     layout_pending,
+    repaint_pending,
     report_error,
     scroll_pending,
     visible_widgets,
-    write_lines,
+    write_runs,
 )
 from ..widgets.held import Held, Repaints
 from ..widgets.help_screen import HelpScreen
@@ -49,6 +50,7 @@ from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView
+from ..widgets.text_lines import content_lines
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
@@ -66,18 +68,31 @@ BOTTOM_MIN = 11
 def region_alone(
     visible: dict[Widget, tuple[Region, Region]], widget: Widget, screen: Screen[None]
 ) -> Region | None:
-    """Where `widget` is on screen, if it is there whole with nothing but the screen
-    behind it drawn in its place; else None. `visible`: the compositor's map."""
+    """Where `widget` draws its lines on screen (inside its border and scrollbars), if it
+    is there whole with nothing drawn over it: only its containers, and the screen, are
+    behind it. Else None. `visible`: the compositor's map."""
     place = visible.get(widget)
     if place is None or not place[1].contains_region(place[0]):
         return None  # not shown, or cut by its container
-    region = place[0]
+    lines = place[0].shrink(widget.styles.gutter).shrink(widget.scrollbar_gutter)
+    behind = set(widget.ancestors)
     for other, (other_region, clip) in visible.items():
-        if other is widget or other is screen:
+        if other is widget or other in behind:
             continue
-        if other_region.intersection(clip).overlaps(region):
+        if other_region.intersection(clip).overlaps(lines):
             return None
-    return region
+    return lines
+
+
+def runs_of(rows: Iterable[int]) -> list[tuple[int, int]]:
+    """Each run of consecutive `rows`, as (first, how many), in order."""
+    runs: list[tuple[int, int]] = []
+    for row in sorted(set(rows)):
+        if runs and runs[-1][0] + runs[-1][1] == row:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((row, 1))
+    return runs
 
 
 @functools.cache
@@ -130,10 +145,11 @@ class PanelsScreen(TimedScreen):
         # the frames asked for.
         self.frames_skipped = 0
         self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per _tick
-        # Where the status line is on screen with nothing over it (None: something is, or
-        # it is not shown), as worked out for the compositor's map it was read from.
-        self._status_map: dict[Widget, tuple[Region, Region]] | None = None
-        self._status_alone: Region | None = None
+        # Where the status line and the workers table draw their lines on screen with
+        # nothing over them (None: something is, or it is not shown), as worked out for
+        # the compositor's map they were read from.
+        self._alone_map: dict[Widget, tuple[Region, Region]] | None = None
+        self._alone: dict[Widget, Region | None] = {}
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
         self._frame_handle: asyncio.TimerHandle | None = None
@@ -321,7 +337,7 @@ class PanelsScreen(TimedScreen):
             for widget, regions in held.regions.items():
                 widget.release(regions)
             return
-        if self._paint_status_alone(held):
+        if self._paint_alone(held):
             return
         for widget, regions in held.regions.items():
             widget.mark(regions)
@@ -330,28 +346,40 @@ class PanelsScreen(TimedScreen):
         visible = visible_widgets(self)
         composite(self, {w for w in held.regions if w in visible})
 
-    def _paint_status_alone(self, held: Held) -> bool:
-        """Write a change of the status line alone (a pulse's) straight to the terminal,
-        when nothing is drawn over it: what the compositor would write, without its work
-        for the whole screen (a map of 48 lines' cuts, a walk of every widget's region:
-        half a pulse's cost). False if the compositor must draw it."""
-        status = self._status
-        if len(held.regions) != 1 or status not in held.regions or self.app.is_inline:
+    def _paint_alone(self, held: Held) -> bool:
+        """Write the changed lines of the status line and the workers table (a pulse's, a
+        rows frame's) straight to the terminal when nothing is drawn over them: what the
+        compositor would write, without its work for the whole screen (a map of every
+        line's cuts, a walk of every widget's region, each changed line cut and joined
+        again: most of a rows frame's cost, and half a pulse's). False if the compositor
+        must draw them."""
+        if self.app.is_inline or not held.regions.keys() <= {self._status, self._table}:
+            return False
+        if any(repaint_pending(widget) for widget in held.regions):
+            # Textual is to draw it anyway (a scroll: the lines move, the scrollbar too),
+            # all of it, at once with the rest: no use writing some lines before.
             return False
         visible = visible_widgets(self)
-        if visible is not self._status_map:
-            self._status_map = visible
-            self._status_alone = region_alone(visible, status, self)
-        at = self._status_alone
-        if at is None:
+        if visible is not self._alone_map:
+            self._alone_map = visible
+            self._alone = {w: region_alone(visible, w, self) for w in (self._status, self._table)}
+        if any(self._alone[widget] is None for widget in held.regions):
             return False
         started = time.perf_counter()
-        whole = Region(0, 0, at.width, at.height)
-        regions = held.regions[status]
-        cut = whole if regions is None else Region.from_union(regions).intersection(whole)
-        if cut:
-            lines: list[Iterable[Strip]] = [[strip] for strip in status.render_lines(cut)]
-            write_lines(self, lines, cut.translate(at.offset))
+        runs: list[tuple[list[Iterable[Strip]], Region]] = []
+        for widget, regions in held.regions.items():
+            at = self._alone[widget]
+            assert at is not None  # checked above
+            # The widget's changed lines, as rows of its content (where its regions are).
+            rows: Iterable[int] = range(at.height)
+            if regions is not None:
+                rows = (y for r in regions for y in r.line_range if 0 <= y < at.height)
+            for first, count in runs_of(rows):
+                lines: list[Iterable[Strip]] = [
+                    [strip] for strip in content_lines(widget, first, count, at.width)
+                ]
+                runs.append((lines, Region(at.x, at.y + first, at.width, count)))
+        write_runs(self, runs)
         self.drawn(time.perf_counter() - started)
         return True
 

@@ -43,6 +43,11 @@ class Repaints(Widget):
         else:
             self.held.add(self, regions)
 
+    def update_look(self) -> None:
+        """Bring up to date what the lines depend on besides their content (colours,
+        widths): called before lines are drawn, by Textual or by a frame that draws them
+        itself (text_lines.content_lines)."""
+
     def release(self, regions: list[Region] | None) -> None:
         """Ask Textual to draw what was held, as refresh() would have."""
         if regions is None:

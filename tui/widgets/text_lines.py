@@ -15,8 +15,10 @@ from rich.style import Style
 from textual.content import Content
 from textual.geometry import Region
 from textual.strip import Strip
+from textual.style import Style as VisualStyle
 from textual.widget import Widget
 
+from ..textual_private import forget_lines, render_again
 from .held import Repaints
 
 Piece = tuple[str, str]  # text, and a Rich style spec ("" for none)
@@ -73,19 +75,53 @@ def _fill(strip: Strip, width: int, base: Style, right: bool) -> Strip:
     return strip.adjust_cell_length(width, base)
 
 
-def bare(widget: Widget) -> bool:
-    """Whether `widget`'s lines are its content alone: no border, outline or padding, no
-    tint, hatch or opacity, all of which Textual's StylesCache would draw. (It also styles
-    a hovered link; the lines here have none.)"""
+def plain_inside(widget: Widget) -> bool:
+    """Whether `widget`'s lines inside its border are its content alone: no outline or
+    padding, no tint, hatch or opacity, all of which Textual's StylesCache would draw. (It
+    also styles a hovered link; the lines here have none.)"""
     styles = widget.styles
     return (
-        not any(styles.gutter)
+        not any(styles.padding)
         and not any(edge for edge, _ in styles.outline)
         and not styles.tint.a
         and styles.opacity == 1.0
         and styles.text_opacity == 1.0
         and (not styles.has_rule("hatch") or styles.hatch == "none")
     )
+
+
+def bare(widget: Widget) -> bool:
+    """Whether `widget`'s lines are its content alone: plain inside, and no border."""
+    return plain_inside(widget) and not any(edge for edge, _ in widget.styles.border)
+
+
+def filtered(widget: Widget, strips: list[Strip]) -> list[Strip]:
+    """`strips` put through the app's filters (the theme's colours for ANSI ones,
+    NO_COLOR), as Textual puts each line of `widget`."""
+    # Both looked up once: each walks the widget's ancestors.
+    _, background = widget.background_colors
+    for line_filter in widget.get_line_filters():
+        strips = [strip.apply_filter(line_filter, background) for strip in strips]
+    return strips
+
+
+def content_lines(widget: Repaints, first: int, count: int, width: int) -> list[Strip]:
+    """Lines `first` to `first + count` of `widget`'s content, `width` cells of each from
+    its left, as the compositor would draw them now. Plain inside its border, each is the
+    widget's own line put through the app's filters (Textual's StylesCache builds every
+    line again around it, border included: two thirds of the cost of a workers table's
+    row), and the copies the StylesCache keeps are marked stale; else it draws them."""
+    x, y = widget.content_offset
+    crop = Region(x, y + first, width, count)
+    if not plain_inside(widget):
+        return render_again(widget, crop)
+    forget_lines(widget, crop)
+    widget.update_look()
+    # What the StylesCache fills a short line with: the widget's background alone.
+    base_background, background = widget.background_colors
+    inner = VisualStyle(background=base_background + background).rich_style
+    lines = [widget.render_line(row) for row in range(first, first + count)]
+    return filtered(widget, [line.adjust_cell_length(width, inner) for line in lines])
 
 
 class OneLine(Repaints):
@@ -108,10 +144,7 @@ class OneLine(Repaints):
         (the theme's colours for ANSI ones, NO_COLOR) and cut to the crop, as there."""
         if self.size.height != 1 or not bare(self):
             return super().render_lines(crop)
-        strip = self.render_line(0)
-        _, background = self.background_colors
-        for line_filter in self.get_line_filters():
-            strip = strip.apply_filter(line_filter, background)
+        [strip] = filtered(self, [self.render_line(0)])
         if crop.column_span != (0, strip.cell_length):
             strip = strip.crop(*crop.column_span)
         return [strip] * crop.height

@@ -36,6 +36,8 @@ _FIXED = (
 )  # fmt: skip
 _FLEXIBLE = ("suspended at", "url")
 _PAD = 1  # blank cells either side of every column
+# The blank cells of a row between and around its columns (see WorkersTable._strip).
+_ROW_SPACING = 16
 _MIN_WHERE, _MAX_WHERE, _URL_FIRST = 16, 36, 18
 # The line number at the end of "Queue.get queues.py:158".
 _LINE_NUMBER = re.compile(r"(\.py):\d+$")
@@ -52,6 +54,12 @@ def _style(spec: str) -> Style:
 
 def _cell(text: str, width: int, right: bool = False) -> str:
     """`text` in exactly `width` cells: cut with an ellipsis when too long."""
+    if text.isascii() and text.isprintable():
+        # A cell a character: most of what a row shows, measured without rich's tables
+        # (a rows frame builds 30 to 40 rows of seven cells).
+        if len(text) > width:
+            return text[: width - 1] + "…" if width else ""
+        return text.rjust(width) if right else text.ljust(width)
     if cell_len(text) > width:
         return set_cell_size(text, max(width - 1, 0)) + "…" if width else ""
     if right:
@@ -125,6 +133,7 @@ class WorkersTable(CursorLines):
         self._url_width = 40
         # What every cached strip depends on besides its values: when it moves, all go.
         self._look: tuple[object, ...] = ()
+        self._width = 0  # the width the strips are built for (size.width costs a walk)
         self._base = Style()
         self._cursor_style = Style()
         self._header_style = Style()
@@ -267,21 +276,22 @@ class WorkersTable(CursorLines):
     # ---- drawing -------------------------------------------------------------------------
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        self._update_look()
+        self.update_look()
         return super().render_lines(crop)
 
-    def _update_look(self) -> None:
+    def update_look(self) -> None:
         base = base_style(self)
         cursor = base + self.get_component_rich_style("workers-table--cursor", partial=True)
         header = base + self.get_component_rich_style("workers-table--header", partial=True)
-        look = (base, cursor, header, self.size.width, self._where_width, self._url_width)
+        width = self.size.width
+        look = (base, cursor, header, width, self._where_width, self._url_width)
         if look != self._look:
-            self._look = look
+            self._look, self._width = look, width
             self._base, self._cursor_style, self._header_style = base, cursor, header
             self._strips.clear()
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self._width
         if y == 0:
             return self._header()
         row = self._top + y - 1
@@ -315,23 +325,31 @@ class WorkersTable(CursorLines):
         text = "".join(
             f" {_cell(label, w)} " for label, w in zip(labels, self._widths(), strict=True)
         )
-        return Strip([Segment(text, style)]).adjust_cell_length(self.size.width, style)
+        return Strip([Segment(text, style)]).adjust_cell_length(self._width, style)
 
     def _strip(self, values: Values, base: Style) -> Strip:
         worker_id, state, style, in_state, pages, steps, where, url = values
-        w_id, w_state, w_in, w_pages, w_steps, w_where, w_url = self._widths()
+        widths = self._widths()
+        w_id, w_state, w_in, w_pages, w_steps, w_where, w_url = widths
+        # Every cell is exactly its width: the row's length is known without measuring,
+        # and the rest of the line is filled in its last segment, not by another Strip.
+        fill = self._width - sum(widths) - _ROW_SPACING
+        # As few segments as styles: each costs again in every filter the app applies.
         segments = [
             Segment(f" {_cell(worker_id, w_id, True)}  ", base),
             Segment(_cell(state, w_state), base + _style(style)),
-            Segment(f"  {_cell(in_state, w_in, True)}  {_cell(pages, w_pages, True)}  ", base),
-            Segment(f"{_cell(steps, w_steps, True)}  ", base),
+            Segment(
+                f"  {_cell(in_state, w_in, True)}  {_cell(pages, w_pages, True)}"
+                f"  {_cell(steps, w_steps, True)}  ",
+                base,
+            ),
             Segment(_cell(where, w_where), base + _style("dim")),
-            Segment("  ", base),
             # Crawled text, escaped and shown literally, never as markup.
-            Segment(_cell(printable(url), w_url), base),
-            Segment(" ", base),
+            Segment(f"  {_cell(printable(url), w_url)} " + " " * max(fill, 0), base),
         ]
-        return Strip(segments).adjust_cell_length(self.size.width, base)
+        if fill < 0:  # narrower than its columns (a moment of a resize)
+            return Strip(segments).adjust_cell_length(self._width, base)
+        return Strip(segments, self._width)
 
     # ---- the cursor ------------------------------------------------------------------------
 
