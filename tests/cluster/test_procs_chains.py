@@ -4,10 +4,11 @@ by --max-pages is "unfetched", one --max-redirect never queued is "max_redirect 
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections.abc import Iterator
 
 import pytest
+from aiohttp import web
+from site_thread import SiteThread
 from test_procs import only_the_package, procs_crawl
 
 from helpers import CLI
@@ -15,47 +16,23 @@ from helpers import CLI
 HOPS = 5
 
 
-class RedirectSite(threading.Thread):
+class RedirectSite(SiteThread):
     """/start links to /r/0; /r/n redirects to /r/n+1 up to /r/HOPS, a page."""
 
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.url = ""
-        self.ready = threading.Event()
-        self._stop_it: object = None
+    first_path = "/start"
 
-    def run(self) -> None:
-        import asyncio
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/start", self.start_page)
+        app.router.add_get("/r/{n}", self.hop)
 
-        from aiohttp import web
+    async def start_page(self, _request: web.Request) -> web.Response:
+        return web.Response(text='<a href="/r/0">go</a>', content_type="text/html")
 
-        async def start(_request: web.Request) -> web.Response:
-            return web.Response(text='<a href="/r/0">go</a>', content_type="text/html")
-
-        async def hop(request: web.Request) -> web.Response:
-            n = int(request.match_info["n"])
-            if n < HOPS:
-                raise web.HTTPFound(f"/r/{n + 1}")
-            return web.Response(text="<p>the end</p>", content_type="text/html")
-
-        async def serve() -> None:
-            app = web.Application()
-            app.router.add_get("/start", start)
-            app.router.add_get("/r/{n}", hop)
-            runner = web.AppRunner(app)
-            await runner.setup()
-            tcp = web.TCPSite(runner, "127.0.0.1", 0)
-            await tcp.start()
-            port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            self.url = f"http://127.0.0.1:{port}/start"
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            self._stop_it = lambda: loop.call_soon_threadsafe(stop.set)
-            self.ready.set()
-            await stop.wait()
-            await runner.cleanup()
-
-        asyncio.run(serve())
+    async def hop(self, request: web.Request) -> web.Response:
+        n = int(request.match_info["n"])
+        if n < HOPS:
+            raise web.HTTPFound(f"/r/{n + 1}")
+        return web.Response(text="<p>the end</p>", content_type="text/html")
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +41,7 @@ def site() -> Iterator[str]:
     server.start()
     assert server.ready.wait(10)
     yield server.url
-    if callable(server._stop_it):
-        server._stop_it()
-    server.join(timeout=10)
+    server.stop()
 
 
 def chains(report: str) -> list[str]:

@@ -3,79 +3,55 @@ where the pages are served."""
 
 from __future__ import annotations
 
-import threading
+import asyncio
 import time
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from redis_support import fetched
+from site_thread import SiteThread
 from test_procs import accounting_line, procs_crawl
 
 
-class CountingSite(threading.Thread):
-    """A real aiohttp site of linked pages in a thread of its own, counting page GETs,
-    the most it answered at once, and when each began. `tree`: page n links to pages
-    n*links+1 ... n*links+links, so each page has one depth."""
+class CountingSite(SiteThread):
+    """Linked pages, counting page GETs, the most it answered at once, and when each
+    began. `tree`: page n links to pages n*links+1 ... n*links+links, so each page has
+    one depth."""
+
+    first_path = "/page/0"
 
     def __init__(
         self, pages: int = 2000, links: int = 8, tree: bool = False, linger: float = 0.0
     ) -> None:
-        super().__init__(daemon=True)
+        super().__init__()
         self.pages, self.links, self.tree, self.linger = pages, links, tree, linger
         self.gets = 0
         self.now = self.most = 0
         self.starts: list[float] = []
-        self.url = ""
-        self.ready = threading.Event()
-        self._stop_it: object = None
 
-    def run(self) -> None:
-        import asyncio
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/page/{n}", self.page)
 
-        from aiohttp import web
-
-        async def page(request: web.Request) -> web.Response:
-            self.gets += 1
-            self.starts.append(time.monotonic())
-            self.now += 1
-            self.most = max(self.most, self.now)
-            try:
-                await asyncio.sleep(self.linger)
-            finally:
-                self.now -= 1
-            n = int(request.match_info["n"])
-            if self.tree:
-                targets = [n * self.links + k for k in range(1, self.links + 1)]
-            else:
-                targets = [(n * 7 + k) % self.pages for k in range(1, self.links + 1)]
-            hrefs = [f"/page/{t}" for t in targets]
-            body = "".join(f'<a href="{h}">{h}</a>' for h in hrefs)
-            return web.Response(text=f"<html><body>{body}</body></html>", content_type="text/html")
-
-        async def serve() -> None:
-            app = web.Application()
-            app.router.add_get("/page/{n}", page)
-            runner = web.AppRunner(app)
-            await runner.setup()
-            tcp = web.TCPSite(runner, "127.0.0.1", 0)
-            await tcp.start()
-            port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            self.url = f"http://127.0.0.1:{port}/page/0"
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            self._stop_it = lambda: loop.call_soon_threadsafe(stop.set)
-            self.ready.set()
-            await stop.wait()
-            await runner.cleanup()
-
-        asyncio.run(serve())
-
-    def stop(self) -> None:
-        if callable(self._stop_it):
-            self._stop_it()
-        self.join(timeout=10)
+    async def page(self, request: web.Request) -> web.Response:
+        self.gets += 1
+        self.starts.append(time.monotonic())
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            await asyncio.sleep(self.linger)
+        finally:
+            self.now -= 1
+        n = int(request.match_info["n"])
+        if self.tree:
+            targets = [n * self.links + k for k in range(1, self.links + 1)]
+        else:
+            targets = [(n * 7 + k) % self.pages for k in range(1, self.links + 1)]
+        hrefs = [f"/page/{t}" for t in targets]
+        body = "".join(f'<a href="{h}">{h}</a>' for h in hrefs)
+        return web.Response(text=f"<html><body>{body}</body></html>", content_type="text/html")
 
 
 def serving(site: CountingSite) -> Iterator[CountingSite]:

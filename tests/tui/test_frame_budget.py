@@ -183,6 +183,19 @@ def displayed(
     return updates
 
 
+def composited(monkeypatch: pytest.MonkeyPatch, screen: PanelsScreen) -> list[object]:
+    """The compositor's renders of updates from now on (a frame written straight to the
+    terminal makes none)."""
+    renders: list[object] = []
+    render_update = screen._compositor.render_update
+    monkeypatch.setattr(
+        screen._compositor,
+        "render_update",
+        lambda **kw: renders.append(kw) or render_update(**kw),
+    )
+    return renders
+
+
 def written(monkeypatch: pytest.MonkeyPatch, app: CrawlScopeApp) -> list[str]:
     """What the app writes to the terminal from now on, one string per update."""
     return cast("list[str]", displayed(monkeypatch, app, as_text=True))
@@ -252,17 +265,11 @@ async def test_a_pulse_writes_the_status_line_alone_as_the_compositor_would(
     async with frames_by_hand(LONG_SITE) as (pilot, panels):
         await pilot.pause()
         updates = displayed(monkeypatch, pilot.app)
-        composited: list[object] = []
-        render_update = panels._compositor.render_update
-        monkeypatch.setattr(
-            panels._compositor,
-            "render_update",
-            lambda **kw: composited.append(kw) or render_update(**kw),
-        )
+        renders = composited(monkeypatch, panels)
         panels.note = "drawn straight away"
         saturate(panels)
         frame_now(panels)
-        assert composited == [] and len(updates) == 1
+        assert renders == [] and len(updates) == 1
         update = updates[0]
         assert isinstance(update, LayoutUpdate) and update.region.y == 0
         x, width = update.region.x, update.region.width

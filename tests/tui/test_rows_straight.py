@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 from rich.cells import cell_len
 from rich.console import RenderableType
-from test_frame_budget import LONG_SITE, cells, displayed
+from test_frame_budget import LONG_SITE, cells, composited, displayed
 from textual._compositor import CompositorUpdate, LayoutUpdate
 from textual.geometry import Region
 from textual.pilot import Pilot
@@ -110,16 +110,10 @@ async def test_a_rows_frame_writes_the_changed_rows_as_the_compositor_draws_them
     monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
 ) -> None:
     async with rows_by_hand(size) as (pilot, panels):
-        composited: list[object] = []
-        render_update = panels._compositor.render_update
-        monkeypatch.setattr(
-            panels._compositor,
-            "render_update",
-            lambda **kw: composited.append(kw) or render_update(**kw),
-        )
+        renders = composited(monkeypatch, panels)
         updates = displayed(monkeypatch, pilot.app)
         runs = await direct_rows(pilot, panels, updates)
-        assert composited == []  # written straight, not through the compositor
+        assert renders == []  # written straight, not through the compositor
         assert_written_as_composited(panels, runs)
 
 
