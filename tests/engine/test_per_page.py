@@ -1,0 +1,92 @@
+"""The per-page path's cost (issue 32, item 4), counted rather than timed: which Python
+functions a crawl of a real site calls, per page, with the demo site in a process of its
+own so that only the crawler's calls are counted.
+
+Counts of calls are the same from run to run where timings are not, and each cost taken
+off the path shows as functions no longer called.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from itertools import pairwise
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.workers import Worker, WorkerState
+from helpers import assert_accounted, demo_site_process
+
+PAGES = 300
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    with demo_site_process("--pages", str(PAGES), "--latency", "0") as url:
+        yield url
+
+
+class CallCount:
+    """Python function calls made while counting, by the file each function is in."""
+
+    def __init__(self) -> None:
+        self.by_file: Counter[str] = Counter()
+
+    def __enter__(self) -> CallCount:
+        sys.setprofile(self._event)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        sys.setprofile(None)
+
+    def _event(self, frame: FrameType, event: str, _arg: Any) -> None:
+        if event == "call":
+            self.by_file[frame.f_code.co_filename] += 1
+
+    def in_files(self, *suffixes: str) -> int:
+        return sum(n for name, n in self.by_file.items() if name.endswith(suffixes))
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_file.values())
+
+
+async def counted_crawl(root: str, workers: int = 4) -> tuple[Crawler, CallCount]:
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=workers, per_host=0))
+    with CallCount() as calls:
+        await crawler.crawl()
+    assert_accounted(crawler)
+    assert len(crawler.ledger.done) >= PAGES and not crawler.ledger.failed
+    return crawler, calls
+
+
+async def test_requests_send_no_trace_signals_yet_workers_show_every_state(site: str) -> None:
+    # aiohttp builds a Trace per request and sends a signal per step once a session has
+    # a TraceConfig; the two facts they gave (head sent, connection reused) come another way.
+    seen: dict[int, list[WorkerState]] = {}
+
+    def note(w: Worker | None) -> None:
+        if w is not None:
+            seen.setdefault(w.id, []).append(w.state)
+
+    crawler = Crawler(CrawlConfig(roots=(site,), max_tasks=4, per_host=0))
+    crawler.state_listeners.append(note)
+    with CallCount() as calls:
+        await crawler.crawl()
+    assert calls.in_files("aiohttp/tracing.py", "aiosignal/__init__.py") == 0
+    answered = 0
+    for states in seen.values():
+        for before, state in pairwise(states):
+            # Sent, then answered: the states a screen shows. Sent again when aiohttp
+            # retries on a new connection after the server closed a pooled one.
+            if state is WorkerState.HEADERS:
+                assert before in (WorkerState.CONNECTING, WorkerState.HEADERS), states
+            if state is WorkerState.BODY:
+                assert before is WorkerState.HEADERS, states
+                answered += 1
+    assert answered >= len(crawler.ledger.done)
