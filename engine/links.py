@@ -125,6 +125,7 @@ class _Resolver:
         self.base = base
         self._url: URL | None = None
         self._path_start = -1
+        self._normal: bool | None = None  # whether `directory` is in normal form, once asked
         scheme_end = base.find("://")
         path_start = base.find("/", scheme_end + 3) if scheme_end > 0 else -1
         if path_start < 0:
@@ -158,23 +159,30 @@ class _Resolver:
         if href.startswith(self.origin) and href[len(self.origin) : len(self.origin) + 1] == "/":
             href = href[len(self.origin) :]  # the site's own spelling of its origin
         match = _SIMPLE_PATH.fullmatch(href)
-        if match is None or not _is_normal_directory(self.directory):
+        if match is None:
+            return None
+        if self._normal is None:
+            self._normal = _is_normal_directory(self.directory)
+        if not self._normal:
             return None
         slash, path = match.groups()
         merged = "/" + path if slash else self.directory[self._path_start :] + path
         return self.origin + _remove_dot_segments(merged)
 
     def __call__(self, href: str) -> str | None:
+        # A plain path first, and not kept: string work costs less than the cache's key,
+        # and most such hrefs on a big site are pages met once (a page's most common href).
+        url = self._simple(href)
+        if url is not None:
+            return url
         key = (self._context(href), href)
         try:
             return _resolved[key]
         except KeyError:
             pass
-        url = self._simple(href)
-        if url is None:
-            if self._url is None:
-                self._url = URL(self.base)
-            url = normalize(href, self._url)
+        if self._url is None:
+            self._url = URL(self.base)
+        url = normalize(href, self._url)
         if len(_resolved) >= _CACHE_SIZE:
             _resolved.clear()
         _resolved[key] = url

@@ -17,8 +17,11 @@ from typing import Any
 
 import pytest
 
+from crawlscope.engine import links as links_module
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.links import parse_links
+from crawlscope.engine.urls import normalize
 from crawlscope.engine.workers import Worker, WorkerState
 from helpers import assert_accounted, demo_site_process
 
@@ -101,3 +104,15 @@ async def test_an_origin_is_parsed_once_per_host_not_once_per_url(site: str) -> 
     crawler, calls = await counted_crawl(site)
     assert len(crawler.host_book.hosts) == 1
     assert calls.by_function["_url.py:URL.origin"] <= 5, calls.by_function["_url.py:URL.origin"]
+
+
+def test_plain_path_links_resolve_without_filling_the_cache() -> None:
+    # Most hrefs of a big site are pages met once: string work resolves them, and the
+    # cache (up to 50,000 entries) is kept for the hrefs it saves work on.
+    base = "http://127.0.0.1:8000/dir/page/1"
+    hrefs = [f"/p/{n}" for n in range(500)] + [f"../q/{n}#top" for n in range(500)]
+    body = "".join(f'<a href="{href}">x</a>' for href in hrefs).encode()
+    links_module._resolved.clear()
+    _, found = parse_links(body, base, "utf-8")
+    assert found == [normalize(href, base) for href in hrefs]
+    assert len(links_module._resolved) == 0
