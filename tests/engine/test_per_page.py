@@ -116,3 +116,21 @@ def test_plain_path_links_resolve_without_filling_the_cache() -> None:
     _, found = parse_links(body, base, "utf-8")
     assert found == [normalize(href, base) for href in hrefs]
     assert len(links_module._resolved) == 0
+
+
+def test_a_link_to_the_page_itself_or_another_scheme_costs_no_cache_entry_per_page() -> None:
+    # "#top" and "mailto:" are on every page of many sites: keyed on each page's URL,
+    # they missed the cache on every page and were resolved in full each time.
+    hrefs = ["#top", "#", "mailto:demo@example.invalid", "javascript:void(0)"]
+    links_module._resolved.clear()
+    for n in range(200):
+        base = f"http://127.0.0.1:8000/page/{n}"
+        body = "".join(f'<a href="{href}">x</a>' for href in hrefs).encode()
+        _, found = parse_links(body, base, "utf-8")
+        expected = [normalize(href, base) for href in hrefs]
+        assert found == list(dict.fromkeys(url for url in expected if url is not None))
+    assert len(links_module._resolved) == 2, links_module._resolved  # one per scheme
+
+    # The base's own scheme ("HTTP:g") resolves as a path against the base: still right.
+    _, found = parse_links(b'<a href="HTTP:g">x</a>', "http://127.0.0.1:8000/a/b", None)
+    assert found == ["http://127.0.0.1:8000/a/g"]
