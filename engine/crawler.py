@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import aiohttp
 
+from . import collector
 from .config import CrawlConfig
 from .connections import OUT_OF_STEP, TRYING, Attempt, InStepConnector, SteppedRequest
 from .frontier import Frontier, MemoryFrontier, Pair
@@ -130,6 +131,7 @@ class Crawler:
         if self.session is None:
             self.session = self._make_session()
             self._own_session = True
+        collector.crawl_started()
         try:
             for pair in self.ledger.add_roots():
                 self._put(pair)
@@ -148,6 +150,7 @@ class Crawler:
             self._stop.set()  # cancelled from outside: the crawl was stopped, not finished
             raise
         finally:
+            collector.crawl_ended()
             self.health.stop()
             self._set_phase(Phase.STOPPING)
             await self._cancel_workers()

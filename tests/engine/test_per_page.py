@@ -8,6 +8,7 @@ off the path shows as functions no longer called.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from crawlscope.engine import links as links_module
+from crawlscope.engine.collector import YOUNG_THRESHOLD
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.links import parse_links
@@ -134,3 +136,29 @@ def test_a_link_to_the_page_itself_or_another_scheme_costs_no_cache_entry_per_pa
     # The base's own scheme ("HTTP:g") resolves as a path against the base: still right.
     _, found = parse_links(b'<a href="HTTP:g">x</a>', "http://127.0.0.1:8000/a/b", None)
     assert found == ["http://127.0.0.1:8000/a/g"]
+
+
+async def test_young_collections_run_less_often_while_a_crawl_runs(site: str) -> None:
+    # At Python's pace: 0.85 ms each, 470 times in a 20,000-page crawl, freeing 27 objects.
+    before = gc.get_threshold()
+    assert before[0] < YOUNG_THRESHOLD  # CPython's 700, unless a test changed it
+    during: list[tuple[int, ...]] = []
+    crawler = Crawler(CrawlConfig(roots=(site,), max_tasks=4, per_host=0, max_pages=20))
+    crawler.ledger.record_listeners.append(lambda _record: during.append(gc.get_threshold()))
+    await crawler.crawl()
+    assert during and all(t == (YOUNG_THRESHOLD, *before[1:]) for t in during)
+    assert gc.get_threshold() == before  # put back when the crawl ends
+
+
+async def test_a_pace_the_program_chose_is_left_alone(site: str) -> None:
+    before = gc.get_threshold()
+    gc.set_threshold(200_000, *before[1:])
+    try:
+        during: list[int] = []
+        crawler = Crawler(CrawlConfig(roots=(site,), max_tasks=2, per_host=0, max_pages=5))
+        crawler.ledger.record_listeners.append(lambda _r: during.append(gc.get_threshold()[0]))
+        await crawler.crawl()
+        assert set(during) == {200_000}
+        assert gc.get_threshold()[0] == 200_000
+    finally:
+        gc.set_threshold(*before)
