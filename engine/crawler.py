@@ -451,9 +451,9 @@ class Crawler:
             if self._fresh_session is None:
                 self._fresh_session = self._make_session(fresh=True)
             session = self._fresh_session
-        if self.hosts.must_wait(origin, crawl_delay):
+        if not self.hosts.enter_now(origin, crawl_delay):
             await self._step(w, WorkerState.THROTTLED)
-        await self.hosts.enter(origin, crawl_delay)
+            await self.hosts.enter(origin, crawl_delay)
         started = time.monotonic()
         # The URL holds "***" for a password; the root's own goes in the header (and
         # aiohttp's errors, which quote the URL sent, show none).

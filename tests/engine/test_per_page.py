@@ -8,6 +8,7 @@ off the path shows as functions no longer called.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import sys
 from collections import Counter
@@ -23,6 +24,7 @@ from crawlscope.engine.collector import YOUNG_THRESHOLD
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.links import parse_links
+from crawlscope.engine.politeness import HostGate
 from crawlscope.engine.urls import normalize
 from crawlscope.engine.workers import Worker, WorkerState
 from helpers import assert_accounted, demo_site_process
@@ -162,3 +164,26 @@ async def test_a_pace_the_program_chose_is_left_alone(site: str) -> None:
         assert gc.get_threshold()[0] == 200_000
     finally:
         gc.set_threshold(*before)
+
+
+async def test_a_free_host_slot_is_taken_without_a_coroutine_and_a_busy_one_is_not() -> None:
+    gate = HostGate(limit=1, delay=0.0)
+    assert gate.enter_now("http://a")
+    assert gate.in_flight["http://a"] == 1
+    assert not gate.enter_now("http://a")  # full: nothing changed
+    assert gate.in_flight["http://a"] == 1
+    waiting = asyncio.ensure_future(gate.enter("http://a"))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    gate.leave("http://a")  # handed to the waiter, first come first served
+    await asyncio.wait_for(waiting, 30)
+    assert not gate.enter_now("http://a")
+    gate.leave("http://a")
+    assert gate.enter_now("http://a")
+    gate.leave("http://a")
+    # A delay: the next start is reserved, and until then the way in is enter().
+    spaced = HostGate(limit=0, delay=3600.0)
+    assert spaced.enter_now("http://b")
+    spaced.leave("http://b")
+    assert not spaced.enter_now("http://b")
+    assert spaced.in_flight["http://b"] == 0
