@@ -187,3 +187,14 @@ async def test_a_free_host_slot_is_taken_without_a_coroutine_and_a_busy_one_is_n
     spaced.leave("http://b")
     assert not spaced.enter_now("http://b")
     assert spaced.in_flight["http://b"] == 0
+
+
+async def test_a_request_arms_one_read_timer_however_its_bytes_arrive(site: str) -> None:
+    # aiohttp made a new sock_read timer each time bytes came (and left the old one
+    # cancelled in the loop's heap); a timer moved on lazily is one per request. The
+    # other is the total timeout's. That a silent server is still cut off is
+    # tests/hostile/test_hostile.py's slow and silent cases.
+    crawler, calls = await counted_crawl(site)
+    pages = len(crawler.ledger.done)
+    timers = calls.by_function["events.py:TimerHandle.__init__"]
+    assert timers / pages < 2.5, (timers, pages)
