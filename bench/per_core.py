@@ -7,7 +7,8 @@ options but the per-host limit, off as in throughput.py), each in a fresh proces
 order rotated from round to round; and, with `--before DIR`, the engine of another
 checkout (with its own .venv) in the same rounds. Rates are steady-state pages/s (10th to
 90th percent of the pages) and whole-process pages/s; the table shows medians and the
-engine's share of the fetch-only rate.
+engine's share of the fetch-only rate, and each crawler's CPU per page (which another
+process loading the machine changes least).
 
     python -m bench.per_core [--quick] [--pages N] [--rounds N] [--before ../old]
 """
@@ -51,19 +52,29 @@ def main() -> None:
             "steady_pages_per_s": median(r["steady_pages_per_s"] for r in mine),
             "pages_per_s": median(r["pages"] / r["seconds"] for r in mine),
             "cpu_share": median(r["crawler_cpu_share"] for r in mine),
+            # The crawler's own CPU for each page: what a loaded machine changes least.
+            "cpu_us_per_page": median(r["cpu_seconds"] / r["pages"] * 1e6 for r in mine),
             "pages": median(r["pages"] for r in mine),
         }
     fetch = summary["fetch"]["steady_pages_per_s"]
     print(f"per_core: {args.pages}-page demo site, {args.workers} workers, {machine_line()}")
     print(
         table(
-            ["crawler", "steady pages/s", "whole pages/s", "of fetch-only", "crawler CPU"],
+            [
+                "crawler",
+                "steady pages/s",
+                "whole pages/s",
+                "of fetch-only",
+                "CPU us a page",
+                "crawler CPU",
+            ],
             [
                 (
                     kind,
                     round(s["steady_pages_per_s"]),
                     round(s["pages_per_s"]),
                     f"{s['steady_pages_per_s'] / fetch:.2f}",
+                    round(s["cpu_us_per_page"]),
                     f"{s['cpu_share']:.0%}",
                 )
                 for kind, s in summary.items()

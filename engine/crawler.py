@@ -20,12 +20,12 @@ import dataclasses
 import time
 from collections.abc import Container, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from types import SimpleNamespace
 
 import aiohttp
 
+from . import collector
 from .config import CrawlConfig
-from .connections import OUT_OF_STEP, Attempt, InStepConnector, watch_reuse
+from .connections import OUT_OF_STEP, TRYING, Attempt, InStepConnector, SteppedRequest
 from .frontier import Frontier, MemoryFrontier, Pair
 from .hosts import HostBook, depth_histogram
 from .introspect import suspension_point
@@ -131,6 +131,7 @@ class Crawler:
         if self.session is None:
             self.session = self._make_session()
             self._own_session = True
+        collector.crawl_started()
         try:
             for pair in self.ledger.add_roots():
                 self._put(pair)
@@ -149,6 +150,7 @@ class Crawler:
             self._stop.set()  # cancelled from outside: the crawl was stopped, not finished
             raise
         finally:
+            collector.crawl_ended()
             self.health.stop()
             self._set_phase(Phase.STOPPING)
             await self._cancel_workers()
@@ -202,9 +204,6 @@ class Crawler:
 
     def _make_session(self, fresh: bool = False) -> aiohttp.ClientSession:
         """The crawl's session; with `fresh`, one whose every request opens a new connection."""
-        trace = aiohttp.TraceConfig()
-        trace.on_request_headers_sent.append(self._trace_headers_sent)
-        watch_reuse(trace)
         cfg = self.config
         timeout = aiohttp.ClientTimeout(
             total=cfg.total_timeout, sock_connect=cfg.connect_timeout, sock_read=cfg.read_timeout
@@ -219,15 +218,9 @@ class Crawler:
             connector=connector,
             timeout=timeout,
             headers={"User-Agent": cfg.user_agent},
-            trace_configs=[trace],
+            # The request tells its Attempt when its head is sent (_request): no trace hooks.
+            request_class=SteppedRequest,
         )
-
-    async def _trace_headers_sent(
-        self, _session: aiohttp.ClientSession, ctx: SimpleNamespace, _params: object
-    ) -> None:
-        attempt = ctx.trace_request_ctx
-        if isinstance(attempt, Attempt) and isinstance(attempt.worker, Worker):
-            await self._step(attempt.worker, WorkerState.HEADERS)
 
     async def _cancel_workers(self) -> None:
         tasks = [w.task for w in self.workers.values() if w.task is not None and not w.task.done()]
@@ -403,7 +396,7 @@ class Crawler:
         fresh = False  # the next request opens a new connection instead of a pooled one
         while True:
             tries += 1
-            attempt = Attempt(w)
+            attempt = Attempt(w, lambda: self._step(w, WorkerState.HEADERS))
             try:
                 response, body, problem = await self._request(
                     attempt, url, origin, crawl_delay, fresh
@@ -458,25 +451,25 @@ class Crawler:
             if self._fresh_session is None:
                 self._fresh_session = self._make_session(fresh=True)
             session = self._fresh_session
-        if self.hosts.must_wait(origin, crawl_delay):
+        if not self.hosts.enter_now(origin, crawl_delay):
             await self._step(w, WorkerState.THROTTLED)
-        await self.hosts.enter(origin, crawl_delay)
+            await self.hosts.enter(origin, crawl_delay)
         started = time.monotonic()
         # The URL holds "***" for a password; the root's own goes in the header (and
         # aiohttp's errors, which quote the URL sent, show none).
         target, authorization = self.config.credentials.request(url)
         headers = {"Authorization": authorization} if authorization else None
+        trying = TRYING.set(attempt)
         try:
             await self._step(w, WorkerState.CONNECTING)
-            async with session.get(
-                target, headers=headers, allow_redirects=False, trace_request_ctx=attempt
-            ) as response:
+            async with session.get(target, headers=headers, allow_redirects=False) as response:
                 await self._step(w, WorkerState.BODY)
                 body, problem = await self._read_body(response)
         except Exception:
             self.host_book.no_answer(origin)
             raise
         finally:
+            TRYING.reset(trying)
             self.hosts.leave(origin)
         self.host_book.answered(origin, time.monotonic() - started)
         return response, body, problem

@@ -48,27 +48,16 @@ class HostBook:
 
     def __init__(self) -> None:
         self.hosts: dict[str, HostFigures] = {}
-        # URL prefix (up to the path) -> origin: yarl's origin() costs a parse, and a
-        # crawl asks it for every URL queued and taken, of a few hosts.
-        self._origins: dict[str, str] = {}
         self.parked = 0  # URLs parked, over every blocked host
         self.depths = [0] * DEPTHS  # pages finished at each depth: the crawl's shape
 
     def origin(self, url: str) -> str:
-        cut = url.find("/", url.find("//") + 2)
-        prefix = url if cut < 0 else url[:cut]
-        origin = self._origins.get(prefix)
-        if origin is None:
-            if len(self._origins) > 100_000:
-                self._origins.clear()  # a crawl of very many hosts: no cache beats a huge one
-            try:
-                origin = origin_of(prefix)
-            except ValueError:
-                # Not a URL a host can be told from (a state file's row against the
-                # rules, say): the crawler refuses it in its own time; no row here.
-                origin = ""
-            self._origins[prefix] = origin
-        return origin
+        try:
+            return origin_of(url)  # kept per host by urls.py
+        except ValueError:
+            # Not a URL a host can be told from (a state file's row against the rules,
+            # say): the crawler refuses it in its own time; no row here.
+            return ""
 
     @property
     def count(self) -> int:

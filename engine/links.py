@@ -81,6 +81,8 @@ _resolved: dict[tuple[str, str], str | None] = {}
 # Pages of a big site link mostly to pages not seen yet, so the cache above misses for
 # most hrefs, and normalize() was the largest cost of a page after the parse.
 _SIMPLE_PATH = re.compile(r"(/?)([A-Za-z0-9_~.\-]+(?:/[A-Za-z0-9_~.\-]+)*/?)(?:#[!-\[\]-~]*)?")
+_SEGMENT = re.compile(r"[A-Za-z0-9_~.\-]+")
+_FRAGMENT = re.compile(r"#[!-\[\]-~]*")
 # Whether a base's scheme, authority and directory are as normalize() writes them (so a
 # path joined to them is too): by directory, bounded like the cache.
 _normal_dirs: dict[str, bool] = {}
@@ -125,6 +127,7 @@ class _Resolver:
         self.base = base
         self._url: URL | None = None
         self._path_start = -1
+        self._normal: bool | None = None  # whether `directory` is in normal form, once asked
         scheme_end = base.find("://")
         path_start = base.find("/", scheme_end + 3) if scheme_end > 0 else -1
         if path_start < 0:
@@ -147,7 +150,10 @@ class _Resolver:
         if href[0] == "/":
             return self.origin if href[1:2] != "/" else self.base
         if _SCHEME.match(href):
-            return self.base
+            # Another scheme than the base's (mailto:, javascript:) is taken as it is,
+            # whatever the base; the base's own ("http:g") resolves as a path against it.
+            same = href[: len(self.scheme)].lower() == self.scheme.lower()
+            return self.base if same else self.scheme
         return self.directory
 
     def _simple(self, href: str) -> str | None:
@@ -155,26 +161,47 @@ class _Resolver:
         absolute URL of one) and the base is in normal form; else None."""
         if self._path_start < 0:
             return None  # not the shape normalize() gives
+        if href[:1] == "#":
+            # The page itself ("#top"), once its fragment is dropped: the base, if that is
+            # in normal form. Keyed on the whole base, it missed the cache on every page.
+            if _FRAGMENT.fullmatch(href) and self._normal_base():
+                return self.base
+            return None
         if href.startswith(self.origin) and href[len(self.origin) : len(self.origin) + 1] == "/":
             href = href[len(self.origin) :]  # the site's own spelling of its origin
         match = _SIMPLE_PATH.fullmatch(href)
-        if match is None or not _is_normal_directory(self.directory):
+        if match is None or not self._normal_directory():
             return None
         slash, path = match.groups()
         merged = "/" + path if slash else self.directory[self._path_start :] + path
         return self.origin + _remove_dot_segments(merged)
 
+    def _normal_directory(self) -> bool:
+        if self._normal is None:
+            self._normal = _is_normal_directory(self.directory)
+        return self._normal
+
+    def _normal_base(self) -> bool:
+        """Whether the base is as normalize() writes it: a directory in normal form and a
+        last segment of unreserved characters, with no query."""
+        last = self.base[len(self.directory) :]
+        plain = not last or (_SEGMENT.fullmatch(last) is not None and last not in (".", ".."))
+        return plain and self._normal_directory()
+
     def __call__(self, href: str) -> str | None:
+        # A plain path first, and not kept: string work costs less than the cache's key,
+        # and most such hrefs on a big site are pages met once (a page's most common href).
+        url = self._simple(href)
+        if url is not None:
+            return url
         key = (self._context(href), href)
         try:
             return _resolved[key]
         except KeyError:
             pass
-        url = self._simple(href)
-        if url is None:
-            if self._url is None:
-                self._url = URL(self.base)
-            url = normalize(href, self._url)
+        if self._url is None:
+            self._url = URL(self.base)
+        url = normalize(href, self._url)
         if len(_resolved) >= _CACHE_SIZE:
             _resolved.clear()
         _resolved[key] = url

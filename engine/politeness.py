@@ -223,16 +223,25 @@ class HostGate:
         """The monotonic time before which no request to `origin` starts (0.0: none)."""
         return self._next_start.get(origin, 0.0)
 
-    def must_wait(self, origin: str, delay: float = 0.0) -> bool:
-        """Would `enter` suspend right now? (So a worker shows "throttled" only when it is.)"""
-        if self._full(origin) or self._waiters.get(origin):
-            return True
-        gap = max(self.delay_of(origin), delay)
-        return bool(gap) and self._next_start.get(origin, 0.0) > time.monotonic()
-
     def _full(self, origin: str) -> bool:
         limit = self.limit_of(origin)
         return bool(limit) and self._taken.get(origin, 0) >= limit
+
+    def enter_now(self, origin: str, delay: float = 0.0) -> bool:
+        """`enter` when it would not suspend, without a coroutine (one a page costs more
+        than the bookkeeping): True with the slot taken (`leave` it after), else False
+        with nothing changed, and `enter` is the way in."""
+        if self._full(origin) or self._waiters.get(origin):
+            return False
+        gap = max(self.delay_of(origin), delay)
+        if gap:
+            now = time.monotonic()
+            if self._next_start.get(origin, 0.0) > now:
+                return False
+            self._next_start[origin] = now + gap
+        self._taken[origin] = self._taken.get(origin, 0) + 1
+        self.in_flight[origin] = self.in_flight.get(origin, 0) + 1
+        return True
 
     async def enter(self, origin: str, delay: float = 0.0) -> None:
         self.waiting[origin] = self.waiting.get(origin, 0) + 1
