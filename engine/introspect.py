@@ -134,9 +134,16 @@ def _walkable(obj: object) -> bool:
     return inspect.iscoroutine(obj) or inspect.isgenerator(obj) or inspect.isasyncgen(obj)
 
 
+_BASENAMES: dict[str, str] = {}  # a code object's file: few, named on every frame walked
+
+
 def _frame_of(code: CodeType, frame: FrameType | None) -> Frame:
     line = frame.f_lineno if frame is not None else code.co_firstlineno
-    return Frame(code.co_qualname, os.path.basename(code.co_filename), line or 0)
+    path = code.co_filename
+    name = _BASENAMES.get(path)
+    if name is None:
+        name = _BASENAMES[path] = os.path.basename(path)
+    return Frame(code.co_qualname, name, line or 0)
 
 
 def _describe(node: object) -> str:

@@ -53,6 +53,9 @@ class Worker:
     # view in the crawler's snapshot (Crawler._touch).
     ended: bool = False
     timing: WorkerTiming = field(default_factory=WorkerTiming)  # engine/timing.py
+    # Its last view and what it was built from (Crawler._row_view): a worker that has not
+    # stepped or changed since is shown from it, without a walk of its await chain.
+    view_of: tuple[object, WorkerView] | None = None
 
     @property
     def alive(self) -> bool:
