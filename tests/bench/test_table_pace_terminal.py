@@ -21,8 +21,10 @@ def test_the_terminal_way_sees_the_table_and_the_status_line_change(tmp_path: Pa
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     figures = json.loads((tmp_path / "table_pace.json").read_text())["figures"]
     [run] = figures["runs"]
-    assert run["seen_status_per_s"] > 0
-    assert run["seen_tables_per_s"] > 0
+    # Seen moving at all: how often it moves in the measured window depends on how much
+    # of the machine the test gets (a loaded one saw none in the quick mode's 2 s).
+    assert run["seen_status"] > 0
+    assert run["seen_tables"] > 0
     # Never more changes seen than the app drew frames that could make them.
     kinds = run["kinds_per_s"]
     drawn = kinds.get("table", 0) + kinds.get("rows", 0)

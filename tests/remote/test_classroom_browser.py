@@ -99,8 +99,20 @@ async def same_screen(pages: list[Any]) -> None:
         texts = [await screen(page) for page in pages]
         if texts[0].strip() and len(set(texts)) == 1:
             return
-        assert loop.time() < deadline, texts
+        if loop.time() >= deadline:
+            bars = [await page.inner_text("#bar") for page in pages]
+            raise AssertionError(f"pages' bars: {bars}\n{differences(texts)}")
         await asyncio.sleep(0.1)
+
+
+def differences(texts: list[str]) -> str:
+    """The lines where the pages' screens differ, each page's version of them."""
+    lines = [text.split("\n") for text in texts]
+    out = []
+    for row, cells in enumerate(zip(*lines, strict=False)):
+        if len(set(cells)) > 1:
+            out += [f"row {row}, page {n}: {cell!r}" for n, cell in enumerate(cells)]
+    return "\n".join(out) or f"blank or of different heights: {[len(t) for t in lines]}"
 
 
 async def size(page: Any) -> list[int]:

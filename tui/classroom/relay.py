@@ -17,6 +17,7 @@ from aiohttp import web
 
 from crawlscope.engine.remote.monitor import kernel_queue
 
+from .cuts import whole_part
 from .limits import BATCH_SECONDS, COUNT_EVERY, LOOK_EVERY, SLACK_BYTES, ClassLimits
 from .model import ScreenModel
 
@@ -114,10 +115,11 @@ class Relay:
     def flush(self) -> None:
         """The output gathered: into the model, and to every viewer as one message."""
         self._flushing = None
-        if not self._batch:
+        cut = whole_part(self._batch)
+        if not cut:
             return
-        data = bytes(self._batch)
-        self._batch.clear()
+        data = bytes(self._batch[:cut])
+        del self._batch[:cut]  # the start of a sequence, kept for the next message
         self.model.feed(data)
         self._send_all(frame(BINARY, data))
 
@@ -139,6 +141,7 @@ class Relay:
     def reset(self) -> None:
         """A new screen process starts: everyone's terminal starts afresh with it."""
         self.flush()
+        self._batch.clear()  # the old screen's unfinished sequence, if any
         self.model.reset()
         self._send_all(frame(BINARY, b"\x1bc"))
 
