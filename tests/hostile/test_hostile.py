@@ -320,8 +320,11 @@ def test_percent_encoding_variants_are_one_url_fetched_once(whole: Crawled) -> N
 
 
 def test_whitespace_and_newlines_in_hrefs_are_removed(whole: Crawled) -> None:
-    assert whole.crawler.ledger.done[whole.url(SPACED_PAGE)].status == 200
-    assert whole.requests[SPACED_PAGE] == 1
+    record = whole.crawler.ledger.done[whole.url(SPACED_PAGE)]
+    assert record.status == 200
+    # One URL, asked for once a try: a try cut by the 1 s read timeout on a loaded machine
+    # is tried again, and counted in the record.
+    assert whole.requests[SPACED_PAGE] == record.tries
 
 
 def test_non_http_empty_and_fragment_links_are_dropped(whole: Crawled) -> None:
