@@ -156,6 +156,8 @@ class DemoSite:
         self._log: IO[str] | None = None
 
     def start(self) -> DemoSite:
+        if self.proc is not None:
+            return self  # started already (`with DemoSite(...).start()` enters it again)
         o = self.options
         cmd = [
             sys.executable, "-m", "crawlscope", "demo-site", "--port", "0",

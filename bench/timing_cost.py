@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     pages = args.pages or (300 if args.quick else 3000)
     rounds = args.rounds or (1 if args.quick else 10)
     rows: list[dict[str, Any]] = []
-    with DemoSite(SiteOptions(pages=pages)).start() as site:
+    with DemoSite(SiteOptions(pages=pages)) as site:
         for r in range(rounds):
             for mode in MODES if r % 2 == 0 else MODES[::-1]:
                 figures = one_crawl(mode, site.url, args.workers)

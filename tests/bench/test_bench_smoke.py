@@ -113,3 +113,15 @@ def test_the_ratio_at_equal_steal_is_the_fit_s_value_where_both_crawls_lost_the_
     assert ratio_at_equal_steal(rows[:4], "wall_s", "headless", "tui") is None
     same = [dict(row, stolen=0.02) for row in rows]
     assert ratio_at_equal_steal(same, "wall_s", "headless", "tui") is None
+
+
+def test_a_demo_site_started_twice_is_one_process_and_ends_with_its_block() -> None:
+    # timing_cost entered `DemoSite(...).start()`: two servers, the first never stopped.
+    from bench.common import DemoSite, SiteOptions
+
+    site = DemoSite(SiteOptions(pages=10)).start()
+    first = site.proc
+    assert first is not None
+    with site as same:
+        assert same is site and site.proc is first
+    assert first.poll() is not None  # ended, not left running
