@@ -58,6 +58,29 @@ def make_cluster(plan: CrawlPlan, args: argparse.Namespace, roots: tuple[str, ..
     )  # fmt: skip
 
 
+def spec_refusal(plan: CrawlPlan, args: argparse.Namespace) -> str | None:
+    """The line refusing an option the processes would refuse (--redis-patience inf, a
+    --max-tasks past what a process takes), by their own rules, before any starts;
+    None if each would take its spec."""
+    from crawlscope.engine.plain import BadMessage
+
+    from .options import CRAWL_OPTIONS
+
+    cluster = make_cluster(plan, args, plan.config.roots)
+    try:
+        cluster.check_spec()
+    except BadMessage as exc:
+        where, _, why = str(exc).partition(" ")
+        field = where.removeprefix("config.")
+        flags = {o.field: o.flags[0] for o in CRAWL_OPTIONS}
+        flags |= {"lease": "--lease", "patience": "--redis-patience"}
+        owner = cluster.config if where.startswith("config.") else cluster
+        value = getattr(owner, field, None)
+        said = f"{flags[field]} {value}" if field in flags else f"the crawl's {where}"
+        return f"{said} {why} for a process of --procs"
+    return None
+
+
 def open_outputs(plan: CrawlPlan) -> list[FeedWriter]:
     from crawlscope.engine.feeds import open_feed
     from crawlscope.engine.plan import PlanError
@@ -93,6 +116,9 @@ async def crawl_procs(plan: CrawlPlan, args: argparse.Namespace) -> int:
     from crawlscope.engine.plan import PlanError
 
     out = sys.stderr if STDOUT in args.output else sys.stdout
+    refusal = spec_refusal(plan, args)
+    if refusal is not None:
+        return fail(refusal)
     try:
         writers = open_outputs(plan)
     except PlanError as exc:
@@ -172,7 +198,8 @@ def _finish(
     for line in cluster.closing_lines():
         print(f"crawlscope: {line}", file=err)
     # The cluster's books are a crawl's as a report reads them: the same lines and status.
-    return exit_status(cluster, signum, err)  # type: ignore[arg-type]
+    status = exit_status(cluster, signum, err)  # type: ignore[arg-type]
+    return status or (1 if cluster.failed_to_start else 0)
 
 
 def progress_line(cluster: LocalCluster) -> str:
@@ -252,6 +279,9 @@ def tui_procs(plan: CrawlPlan, args: argparse.Namespace) -> int:
 
     from .common import open_report, summarise
 
+    refusal = spec_refusal(plan, args)
+    if refusal is not None:
+        return fail(refusal)
     try:
         report_file = None if args.screenshot else open_report(args.report)
     except OSError as exc:

@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 
+from ..config import CrawlConfig
 from ..config_json import config_from_plain
 from ..plain import BadMessage, decode
 from ..plan import CrawlEnded, CrawlPlan, PlanError, SharedFrontier
@@ -47,6 +48,21 @@ def spec_line(
         "lease": lease, "patience": patience,
     }  # fmt: skip
     return json.dumps(spec, ensure_ascii=True).encode() + b"\n"
+
+
+def parse_spec(
+    line: bytes, where: str = "the parent's config"
+) -> tuple[CrawlConfig, SharedFrontier]:
+    """The config and the shared frontier a spec holds, by the one set of rules a child
+    takes them with (its parent checks its own spec with them before starting any);
+    BadMessage if the line is not a spec they accept."""
+    try:
+        spec = json.loads(line)
+    except ValueError:
+        raise BadMessage("the spec is not JSON") from None
+    if not isinstance(spec, dict):
+        raise BadMessage("the spec is not an object")
+    return config_from_plain(spec.get("config"), where), read_spec(line)
 
 
 def read_spec(line: bytes) -> SharedFrontier:
@@ -83,9 +99,7 @@ async def _watch_parent(stop: asyncio.Event) -> None:
 
 
 async def run_child(spec_bytes: bytes) -> int:
-    spec = json.loads(spec_bytes)
-    config = config_from_plain(spec.get("config"), "the parent's config")
-    shared = read_spec(spec_bytes)
+    config, shared = parse_spec(spec_bytes)
     plan = CrawlPlan(config, shared=shared, outputs=(STDOUT,), feed_format="jsonl")
     stop, signals = asyncio.Event(), list[int]()
 

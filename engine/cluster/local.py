@@ -34,7 +34,7 @@ from ..ledger import Ledger
 from ..plain import BadMessage, decode
 from ..records import FetchRecord
 from ..snapshot import Accounting, HostView
-from .child import spec_line
+from .child import parse_spec, spec_line
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from .embedded import EmbeddedRedis
 from .redis_frontier import key_prefix
@@ -157,10 +157,7 @@ class LocalCluster:
             )
             if ended is not None:
                 raise CrawlFinished(ended)
-        spec = spec_line(
-            config_to_plain(self.config), self.redis_url, self.crawl_id, self.lease,
-            self.patience,
-        )  # fmt: skip
+        spec = self._spec(self.redis_url)
         self._t0 = time.monotonic()
         for number in range(self.processes):
             if self.stopping:  # Ctrl-C while the others were starting
@@ -175,6 +172,17 @@ class LocalCluster:
             child = Child(number, proc)
             child.reading = asyncio.create_task(self._read(child), name=f"child-{number}")
             self.children.append(child)
+
+    def _spec(self, redis_url: str) -> bytes:
+        return spec_line(
+            config_to_plain(self.config), redis_url, self.crawl_id, self.lease, self.patience
+        )
+
+    def check_spec(self) -> None:
+        """BadMessage ("config.FIELD ...", "lease ...", "patience ...") if a child would
+        refuse what it is sent: checked once, here, by the child's own rules, before any
+        process starts, so that no child is started only to refuse its spec."""
+        parse_spec(self._spec(self._given_url or "redis://"), where="config")
 
     async def wait(self) -> None:
         """Until every child has ended and its records are read."""
@@ -380,11 +388,28 @@ class LocalCluster:
             await client.aclose()
         return found
 
+    @property
+    def failed_to_start(self) -> bool:
+        """Every process ended in failure before any of them sent a record: the crawl
+        did not run at all (and was not stopped), whatever Redis's empty books say."""
+        ended = [child.proc.returncode for child in self.children]
+        return (
+            bool(ended)
+            and not self.stopping
+            and all(code not in (None, 0) for code in ended)
+            and not any(child.records for child in self.children)
+        )
+
     def closing_lines(self) -> list[str]:
         """What the parent says at the end, a line each."""
         lines = list(self.deaths)
         final = self.final
-        if self.deaths and final is not None:
+        if self.failed_to_start:
+            lines.append(
+                f"no page was fetched: all {len(self.children)} processes failed as they "
+                "started (their own lines above say why)"
+            )
+        elif self.deaths and final is not None:
             if final.queued == 0 and final.held == 0 and final.balanced:
                 lines.append("the other processes fetched them: nothing is lost")
             else:
