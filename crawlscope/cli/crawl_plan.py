@@ -116,7 +116,8 @@ def _add_frontier_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     cluster.add_argument(
         "--procs", type=_procs_count, default=0, metavar="N",
-        help="crawl over N processes of this machine (auto: one per core), on a Redis "
+        help="crawl over N processes of this machine (auto: one per core; 0, the "
+        "default: this process alone), on a Redis "
         "started for the crawl and stopped with it (or on --redis); one report, one set "
         "of outputs; the limits (--max-pages, --per-host, ...) are the whole crawl's",
     )  # fmt: skip

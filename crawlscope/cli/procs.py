@@ -32,7 +32,8 @@ MOST_PROCS = 64
 
 
 def procs_count(text: str) -> int:
-    """--procs: a whole number of processes, or `auto` (one per core)."""
+    """--procs: a whole number of processes, or `auto` (one per core); 0 is this process
+    alone, the default, so that a script's `--procs $N` or a config file may say it."""
     if text == "auto":
         from crawlscope.engine.cluster.local import cores
 
@@ -41,8 +42,10 @@ def procs_count(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"a number of processes or auto, not {text!r}") from None
-    if not 1 <= value <= MOST_PROCS:
-        raise argparse.ArgumentTypeError(f"must be from 1 to {MOST_PROCS}, not {text}")
+    if not 0 <= value <= MOST_PROCS:
+        raise argparse.ArgumentTypeError(
+            f"must be from 0 (this process alone) to {MOST_PROCS}, not {text}"
+        )
     return value
 
 

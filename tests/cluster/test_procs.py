@@ -217,7 +217,8 @@ def test_procs_with_redis_use_that_redis(
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["crawl", "http://127.0.0.1/", "--procs", "0"], "--procs: must be from 1 to 64, not 0"),
+        (["crawl", "http://127.0.0.1/", "--procs", "65"],
+         "--procs: must be from 0 (this process alone) to 64, not 65"),
         (["crawl", "http://127.0.0.1/", "--procs", "many"], "a number of processes or auto"),
         (["crawl", "http://127.0.0.1/", "--procs", "2", "--state", "s.db"],
          "--state is for a crawl in one process, not with --procs"),

@@ -16,6 +16,7 @@ from test_procs import procs_crawl
 from crawlscope.cli.procs import _finish
 from crawlscope.engine.cluster.local import LocalCluster
 from crawlscope.engine.config import CrawlConfig
+from helpers import demo_site_process
 
 # The root is never asked for: the refusal comes before any process starts.
 ROOT = "http://127.0.0.1:9/"
@@ -69,3 +70,13 @@ async def test_processes_that_all_fail_as_they_start_fail_the_crawl() -> None:
     said = err.getvalue()
     assert "crawlscope: no page was fetched: all 2 processes failed as they started" in said
     assert "nothing is lost" not in said
+
+
+def test_procs_0_is_this_process_alone_as_the_readme_says(tmp_path: Path) -> None:
+    with demo_site_process("--pages", "20") as site:
+        proc = procs_crawl(site, "--procs", "0", "--state", str(tmp_path / "s.db"))
+        report, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "Accounting: " in report and "(all accounted for)" in report
+    assert "processes" not in err  # no cluster: one process's crawl, with its --state
+    assert (tmp_path / "s.db").exists()
