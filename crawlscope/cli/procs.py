@@ -196,8 +196,8 @@ def _finish(
     elif not args.quiet:
         write_report(cluster, out)
     err = sys.stderr
-    each = cluster.per_process()
-    print(f"crawlscope: {cluster.processes} processes, pages each: {each}", file=err)
+    if not args.quiet:  # -q: what went wrong only, below
+        print(f"crawlscope: {cluster.processes} processes, {cluster.per_process()}", file=err)
     for line in cluster.closing_lines():
         print(f"crawlscope: {line}", file=err)
     # The cluster's books are a crawl's as a report reads them: the same lines and status.

@@ -63,6 +63,7 @@ class Child:
     proc: asyncio.subprocess.Process
     reading: asyncio.Task[None] | None = None
     records: int = 0  # the URLs this process was the first to report
+    filtered: int = 0  # of those, the ones filtered (not fetched: no page)
     ended: bool = False  # its end is in the books (wait() may be called again)
 
     @property
@@ -325,6 +326,7 @@ class LocalCluster:
             return
         if self._keep(record):
             child.records += 1
+            child.filtered += record.filtered is not None
 
     def _keep(self, record: FetchRecord) -> bool:
         """Into the books and the outputs, unless its URL is there already."""
@@ -422,7 +424,11 @@ class LocalCluster:
         return lines
 
     def per_process(self) -> str:
-        return ", ".join(f"#{c.number + 1} {c.records}" for c in self.children)
+        """What each process did, each figure named: pages fetched (a failed fetch is
+        one), and the URLs it filtered, which are records but no page."""
+        pages = ", ".join(f"#{c.number + 1} {c.records - c.filtered}" for c in self.children)
+        filtered = ", ".join(f"#{c.number + 1} {c.filtered}" for c in self.children)
+        return f"pages fetched each: {pages} (URLs filtered each: {filtered})"
 
 
 def _whole(value: object) -> int:

@@ -108,9 +108,16 @@ def test_two_processes_crawl_the_demo_site_once(tmp_path: Path) -> None:
     assert last.endswith("(all accounted for)") and " 0 queued + 0 held " in last
     done = sum(1 for u in fetched(out))
     assert f" {len(urls)} seen = {done} done + " in last
-    (each,) = [line for line in err.splitlines() if "pages each" in line]
-    counts = [int(part.split()[1]) for part in each.split(": ", 2)[2].split(", ")]
-    assert len(counts) == 2 and sum(counts) == len(urls)
+    (each,) = [line for line in err.splitlines() if "pages fetched each" in line]
+    pages_each, filtered_each = each.split(": ", 2)[2].split(" (URLs filtered each: ")
+
+    def figures(text: str) -> list[int]:
+        return [int(part.split()[1]) for part in text.rstrip(")").split(", ")]
+
+    pages, filtered = figures(pages_each), figures(filtered_each)
+    assert len(pages) == len(filtered) == 2
+    assert sum(pages) == sum(1 for r in records(out) if r["filtered"] is None)  # pages only
+    assert sum(pages) + sum(filtered) == len(urls)
     # The hosts, as one process's report has them: both processes' rows added up.
     hosts = report.split("Hosts (p50/p99", 1)[1].splitlines()
     assert hosts[1].split()[:4] == ["queued", "in", "flight", "done"]

@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import io
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,16 @@ def test_procs_0_is_this_process_alone_as_the_readme_says(tmp_path: Path) -> Non
     assert "Accounting: " in report and "(all accounted for)" in report
     assert "processes" not in err  # no cluster: one process's crawl, with its --state
     assert (tmp_path / "s.db").exists()
+
+
+def test_quiet_is_quiet_under_procs_too() -> None:
+    with demo_site_process("--pages", "20") as site:
+        proc = procs_crawl(site, "--procs", "2", "-q")
+        report, err = proc.communicate(timeout=120)
+        loud = procs_crawl(site, "--procs", "2", "--report", os.devnull)
+        _, said = loud.communicate(timeout=120)
+    assert proc.returncode == 0 and loud.returncode == 0, err + said
+    assert report == "" and err == ""
+    # Without -q the figures name what they count: pages, and URLs filtered apart.
+    (each,) = [line for line in said.splitlines() if "each" in line]
+    assert "2 processes, pages fetched each: #1 " in each and "(URLs filtered each: #1 " in each
