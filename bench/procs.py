@@ -121,7 +121,7 @@ def crawl_once(site: DemoSite, procs: int, options: list[str]) -> dict[str, Any]
         if not record.get("filtered"):
             stamps.append(float(record["t_end"]))
     shutil.rmtree(outdir)
-    each = re.search(r"pages each: (.*)", err)
+    each = re.search(r"pages fetched each: ([^(]*)", err)  # pages, not filtered URLs
     per_process = [int(n) for n in re.findall(r"#\d+ (\d+)", each.group(1))] if each else []
     return {
         "pages": len(stamps), "seconds": seconds, "pages_per_s": steady_rate(stamps),

@@ -90,6 +90,17 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def each_process(err: str) -> tuple[list[int], list[int]]:
+    """The pages each process fetched, and the URLs each filtered, as the parent says."""
+    (each,) = [line for line in err.splitlines() if "pages fetched each" in line]
+    pages_each, filtered_each = each.split(": ", 2)[2].split(" (URLs filtered each: ")
+
+    def figures(text: str) -> list[int]:
+        return [int(part.split()[1]) for part in text.rstrip(")").split(", ")]
+
+    return figures(pages_each), figures(filtered_each)
+
+
 def test_two_processes_crawl_the_demo_site_once(tmp_path: Path) -> None:
     out = tmp_path / "all.jsonl"
     proc = procs_crawl("--procs", "2", "-o", str(out))
@@ -108,13 +119,7 @@ def test_two_processes_crawl_the_demo_site_once(tmp_path: Path) -> None:
     assert last.endswith("(all accounted for)") and " 0 queued + 0 held " in last
     done = sum(1 for u in fetched(out))
     assert f" {len(urls)} seen = {done} done + " in last
-    (each,) = [line for line in err.splitlines() if "pages fetched each" in line]
-    pages_each, filtered_each = each.split(": ", 2)[2].split(" (URLs filtered each: ")
-
-    def figures(text: str) -> list[int]:
-        return [int(part.split()[1]) for part in text.rstrip(")").split(", ")]
-
-    pages, filtered = figures(pages_each), figures(filtered_each)
+    pages, filtered = each_process(err)
     assert len(pages) == len(filtered) == 2
     assert sum(pages) == sum(1 for r in records(out) if r["filtered"] is None)  # pages only
     assert sum(pages) + sum(filtered) == len(urls)
@@ -253,19 +258,18 @@ def test_bare_crawlscope_without_a_terminal_takes_procs_too() -> None:
         stdin=subprocess.DEVNULL, env=only_the_package(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "crawlscope: 2 processes, pages each: " in proc.stderr
+    assert "crawlscope: 2 processes, pages fetched each: " in proc.stderr
     assert accounting_line(proc.stdout).endswith("(all accounted for)")
 
 
 def test_an_output_that_cannot_be_written_stops_the_crawl(site: str, reference: set[str]) -> None:
-    proc = procs_crawl(site, "--procs", "2", "--max-tasks", "2", "-q", "-o", "/dev/full")
+    proc = procs_crawl(site, "--procs", "2", "--max-tasks", "2", "-o", "/dev/full")
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err
     assert "Traceback" not in err
     assert err.count("crawlscope: cannot write /dev/full: No space left on device") == 1
-    (each,) = [line for line in err.splitlines() if "pages each" in line]
-    counts = [int(part.split()[1]) for part in each.split(": ", 2)[2].split(", ")]
-    assert sum(counts) < len(reference)  # stopped, not crawled to the end
+    pages, filtered = each_process(err)
+    assert sum(pages) + sum(filtered) < len(reference)  # stopped, not crawled to the end
 
 
 def test_a_reader_of_the_records_that_goes_away_ends_it_quietly(site: str) -> None:
