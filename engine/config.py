@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .credentials import Credentials
+from .records import RECORD_TEXT_LIMIT
 from .urls import normalize
 
 DEFAULT_USER_AGENT = "crawlscope/0.1"
@@ -72,6 +73,10 @@ class CrawlConfig:
         for name in ("max_size", "max_url_length", "max_links"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.max_url_length > RECORD_TEXT_LIMIT:  # a URL fetched is recorded whole
+            raise ConfigError(
+                f"max_url_length must be at most {RECORD_TEXT_LIMIT}, not {self.max_url_length}"
+            )
         for name in ("max_redirect", "max_pages", "max_depth", "per_host"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be 0 or more, not {getattr(self, name)}")

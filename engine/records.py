@@ -4,6 +4,7 @@ unfetched by the rules (`filtered`), so the JSON Lines account for every URL see
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import select
 import sys
@@ -16,6 +17,24 @@ FIELDS = (
     "num_urls", "num_new_urls", "tries", "depth", "referrer", "worker", "t_start", "t_end",
     "filtered",
 )  # fmt: skip
+
+
+# The most characters of a record's text (its URL, referrer, redirect target, exception,
+# filter reason): a page may link a 5 MiB href, and its record must still fit any line
+# limit on its way (a --procs parent's is 4 MiB; JSON escapes a character in up to 12
+# bytes). --max-url-length is capped to it, so a URL fetched is never cut: only one
+# filtered as too long, or quoted in another field.
+RECORD_TEXT_LIMIT = 16 * 1024
+
+
+def bounded(text: str | None) -> str | None:
+    """`text`, or for one over RECORD_TEXT_LIMIT its start and a visible mark saying it
+    was cut, with a digest of the whole: two long URLs alike at the start stay two."""
+    if text is None or len(text) <= RECORD_TEXT_LIMIT:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    mark = f"…[cut from {len(text)} characters, sha256 {digest}]"
+    return text[: RECORD_TEXT_LIMIT - len(mark)] + mark
 
 
 @dataclass(slots=True)
@@ -36,6 +55,13 @@ class FetchRecord:
     t_start: float  # wall-clock seconds since the epoch
     t_end: float
     filtered: str | None = None  # why the rules leave this URL alone; then nothing was asked
+
+    def __post_init__(self) -> None:
+        # Cut where a record is made, in every process alike: never dropped on its way.
+        for name in ("url", "next_url", "exception", "referrer", "filtered"):
+            text = getattr(self, name)
+            if text is not None and len(text) > RECORD_TEXT_LIMIT:
+                setattr(self, name, bounded(text))
 
     @property
     def failed(self) -> bool:

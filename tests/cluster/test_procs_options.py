@@ -12,11 +12,15 @@ import os
 from pathlib import Path
 
 import pytest
+from aiohttp import web
+from redis_support import records
+from site_thread import SiteThread
 from test_procs import procs_crawl
 
 from crawlscope.cli.procs import _finish
 from crawlscope.engine.cluster.local import LocalCluster
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.records import RECORD_TEXT_LIMIT
 from helpers import demo_site_process
 
 # The root is never asked for: the refusal comes before any process starts.
@@ -94,3 +98,50 @@ def test_quiet_is_quiet_under_procs_too() -> None:
     # Without -q the figures name what they count: pages, and URLs filtered apart.
     (each,) = [line for line in said.splitlines() if "each" in line]
     assert "2 processes, pages fetched each: #1 " in each and "(URLs filtered each: #1 " in each
+
+
+class LongHrefSite(SiteThread):
+    """A root linking a 5 MiB href (filtered as too long) and two pages, one of which
+    redirects to a 5 MiB Location."""
+
+    LONG = "/" + "a" * (5 << 20)
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/", self.root)
+        app.router.add_get("/b", self.root)
+        app.router.add_get("/c", self.redirect)
+
+    async def root(self, request: web.Request) -> web.Response:
+        body = f'<a href="{self.LONG}">x</a><a href="/b">b</a><a href="/c">c</a>'
+        return web.Response(text=body, content_type="text/html")
+
+    async def redirect(self, request: web.Request) -> web.Response:
+        return web.Response(status=302, headers={"Location": self.LONG + "b"})
+
+
+def test_a_5_mib_href_is_one_record_cut_and_marked_in_one_process_or_many(
+    tmp_path: Path,
+) -> None:
+    site = LongHrefSite()
+    site.start()
+    assert site.ready.wait(10)
+    try:
+        lines: dict[str, list[dict[str, object]]] = {}
+        for name, options in (("one", []), ("procs", ["--procs", "1"])):
+            out = tmp_path / f"{name}.jsonl"
+            proc = procs_crawl(site.url, "--ignore-robots", "-o", str(out), *options)
+            _report, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            assert "were not records" not in err
+            lines[name] = records(out)
+    finally:
+        site.stop()
+    assert len(lines["procs"]) == len(lines["one"]) >= 4
+    for found in lines.values():
+        texts = [str(v) for record in found for v in record.values() if isinstance(v, str)]
+        assert max(map(len, texts)) <= RECORD_TEXT_LIMIT
+        cut = [t for t in texts if "…[cut from " in t]
+        assert any(t.endswith("characters, sha256 " + t[-17:]) for t in cut)
+        # The 5 MiB href's own record: its URL cut, marked, kept (it was dropped).
+        assert any(str(r["url"]).startswith(site.url + "aaa") for r in found)
+    assert {str(r["url"]) for r in lines["one"]} == {str(r["url"]) for r in lines["procs"]}
