@@ -50,6 +50,11 @@ CREATE TABLE IF NOT EXISTS urls (
 """
 
 
+# Seconds to wait for another program's lock on the state file before saying so.
+LOCK_WAIT = 2.0
+LOCKED_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 class StateError(Exception):
     """FILE is not a crawl state that can be opened (not SQLite, or another schema)."""
 
@@ -69,11 +74,14 @@ class SqliteFrontier(MemoryFrontier):
         try:
             self._db = _open(self.path, create=True)
             try:
-                self._db.execute("BEGIN")
+                # The write lock now, held from commit to commit for the whole crawl: a
+                # file another program holds is one line here, not a worker's death at
+                # its first write.
+                self._db.execute("BEGIN IMMEDIATE")
                 self._resume()
             except sqlite3.Error as exc:
                 self._db.close()
-                raise StateError(f"cannot use {self.path} as a crawl state: {exc}") from None
+                raise _state_error(self.path, exc) from None
         except BaseException:
             self._lock.release()
             raise
@@ -150,7 +158,7 @@ class SqliteFrontier(MemoryFrontier):
         for flush in self.before_send:
             flush()
         self._db.execute("COMMIT")
-        self._db.execute("BEGIN")
+        self._db.execute("BEGIN IMMEDIATE")
 
     def accounting(self) -> Accounting | None:
         """This run's books plus what earlier runs finished (seen in the ledger already)."""
@@ -217,9 +225,9 @@ def _open(path: str, create: bool) -> sqlite3.Connection:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise StateError(f"cannot use {path} as a crawl state: it is not a regular file")
     try:
-        db = sqlite3.connect(path, isolation_level=None)
+        db = sqlite3.connect(path, isolation_level=None, timeout=LOCK_WAIT)
     except sqlite3.Error as exc:
-        raise StateError(f"cannot use {path} as a crawl state: {exc}") from None
+        raise _state_error(path, exc) from None
     try:
         problem = _problem(db)
         if problem is not None:
@@ -231,11 +239,21 @@ def _open(path: str, create: bool) -> sqlite3.Connection:
             db.execute(SCHEMA)
     except sqlite3.Error as exc:
         db.close()
-        raise StateError(f"cannot use {path} as a crawl state: {exc}") from None
+        raise _state_error(path, exc) from None
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _state_error(path: str, exc: sqlite3.Error) -> StateError:
+    """The one line for a state file SQLite would not let this crawl use."""
+    if getattr(exc, "sqlite_errorcode", None) in LOCKED_CODES or "locked" in str(exc):
+        return StateError(
+            f"{path} is locked by another program (SQLite: {exc}): let it finish, or keep "
+            "this crawl in another file"
+        )
+    return StateError(f"cannot use {path} as a crawl state: {exc}")
 
 
 def _problem(db: sqlite3.Connection) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,30 @@ def test_a_file_that_is_not_a_state_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert result.stderr.strip().count("\n") == 0 and "cannot use" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("begun", [True, False])
+def test_a_state_file_another_program_locks_is_one_line(
+    site: str, tmp_path: Path, begun: bool
+) -> None:
+    """Held by sqlite3 itself, as a DB browser or a backup would: a crawl begun there
+    (in WAL mode, URLs queued: readable, not writable) or a database made by the other
+    program (not even readable)."""
+    state = tmp_path / "crawl.db"
+    if begun:
+        finish(crawl(site, None, tmp_path / "1.jsonl", "--max-pages", "3", "--state", str(state)))
+    else:
+        sqlite3.connect(state).close()
+    holder = sqlite3.connect(state, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        result = run_cli("crawl", site, "--state", str(state), "-q")
+    finally:
+        holder.close()
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"crawlscope: {state} is locked by another program"), line
+    assert "died" not in line and "Traceback" not in line
 
 
 async def test_a_crawl_stopped_and_resumed_fetches_nothing_twice(tmp_path: Path) -> None:
