@@ -165,10 +165,12 @@ class CrawlPlan:
             return redis_crawler(config, shared.url, shared.crawl_id, shared.lease, shared.patience)
         crawler = Crawler(config)
         if self.state:
-            from .cluster.sqlite_state import StateError, keep_state
+            from .cluster.sqlite_state import StateError, StateFinished, keep_state
 
             try:
                 keep_state(crawler, self.state)
+            except StateFinished as exc:  # run again after it finished: nothing to do
+                raise CrawlEnded(str(exc)) from None
             except StateError as exc:  # another process took it since it was checked
                 raise PlanError(str(exc)) from None
         return crawler

@@ -126,7 +126,9 @@ def unreachable_roots(crawl: Crawl) -> list[tuple[str, str]]:
     return reasons if len(reasons) == len(roots) else []
 
 
-def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = None) -> None:
+def write_report(
+    crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = None, ended: str | None = None
+) -> None:
     books = crawl.ledger
     stats: Counter[str] = Counter()
     print("*** Report ***", file=out)
@@ -154,7 +156,7 @@ def write_report(crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = Non
             print(f"  {line}", file=out)
     for line in warning_lines(crawl):
         print(line, file=out)
-    write_totals(crawl, out, stats)
+    write_totals(crawl, out, stats, ended)
 
 
 def warning_lines(crawl: Crawl) -> list[str]:
@@ -244,11 +246,15 @@ def workers_at_end(crawl: Crawl) -> int:
     )
 
 
-def write_totals(crawl: Crawl, out: TextIO, stats: Counter[str] | None = None) -> None:
+def write_totals(
+    crawl: Crawl, out: TextIO, stats: Counter[str] | None = None, ended: str | None = None
+) -> None:
     """The report's last lines: the time, the count of each outcome, the accounting.
 
     `stats` is what the report's URL lines tallied; without it (a summary that lists no
-    URL) the records are tallied here."""
+    URL) the records are tallied here. `ended` is how the crawl ended ("Interrupted" by
+    Ctrl-C); without it, "Finished" if nothing was left queued or held, else "Stopped"
+    (a screen quit before the end)."""
     books = crawl.ledger
     dt = crawl.elapsed
     tasks = workers_at_end(crawl)
@@ -260,8 +266,10 @@ def write_totals(crawl: Crawl, out: TextIO, stats: Counter[str] | None = None) -
         for record in [*books.done.values(), *books.failed.values()]:
             url_line(record, stats)
     started = "" if tasks == crawl.config.max_tasks else f", started with {crawl.config.max_tasks}"
+    if ended is None:
+        ended = "Finished" if accounting.queued == 0 and accounting.held == 0 else "Stopped"
     print(
-        f"Finished {finished} urls in {dt:.3f} secs (max_tasks={tasks}{started})"
+        f"{ended} {finished} urls in {dt:.3f} secs (max_tasks={tasks}{started})"
         f" ({speed:.3f} urls/sec/task)",
         file=out,
     )

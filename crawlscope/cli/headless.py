@@ -185,20 +185,28 @@ async def run_headless(
                     await progress
         if closed_pipe(crawler):
             return EXIT_CLOSED_PIPE
+        ended = ended_by(signals.received)
         if report_file is not None:
-            save_report(crawler, report_file, None if quiet else out)
+            save_report(crawler, report_file, None if quiet else out, ended)
         elif not quiet:
-            write_report(crawler, out)
+            write_report(crawler, out, ended=ended)
         return exit_status(crawler, signals.received, err)
 
 
-def save_report(crawler: Crawl, file: TextIO, summary: TextIO | None) -> None:
+def ended_by(signum: int | None) -> str | None:
+    """The report's word for a crawl a signal stopped ("Interrupted"); None: as it ran."""
+    return None if signum is None else SIGNAL_WORDS.get(signum, "stopped").capitalize()
+
+
+def save_report(
+    crawler: Crawl, file: TextIO, summary: TextIO | None, ended: str | None = None
+) -> None:
     """The whole report into `file` (closed after); to `summary`, the report's totals and
     where the rest went."""
     with file:
-        write_report(crawler, file)
+        write_report(crawler, file, ended=ended)
     if summary is not None:
-        write_totals(crawler, summary)
+        write_totals(crawler, summary, ended=ended)
         print(f"The full report is in {file.name}", file=summary)
 
 

@@ -187,14 +187,16 @@ def _finish(
 ) -> int:
     from crawlscope.engine.report import write_report
 
-    from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, save_report
+    from .headless import EXIT_CLOSED_PIPE, closed_pipe, ended_by, exit_status, save_report
 
     if closed_pipe(cluster):  # type: ignore[arg-type]
         return EXIT_CLOSED_PIPE  # the reader of -o - went away (`| head`): quietly, as one process
+    ended = ended_by(signum)
     if args.report:
-        save_report(cluster, open(args.report, "w", encoding="utf-8"), None if args.quiet else out)  # noqa: SIM115
+        report = open(args.report, "w", encoding="utf-8")  # noqa: SIM115
+        save_report(cluster, report, None if args.quiet else out, ended)
     elif not args.quiet:
-        write_report(cluster, out)
+        write_report(cluster, out, ended=ended)
     err = sys.stderr
     if not args.quiet:  # -q: what went wrong only, below
         print(f"crawlscope: {cluster.processes} processes, {cluster.per_process()}", file=err)

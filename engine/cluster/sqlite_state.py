@@ -16,6 +16,7 @@ those pages are fetched again.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import sqlite3
 import stat
@@ -27,6 +28,7 @@ from ..frontier import Lease, MemoryFrontier, Pair
 from ..ledger import Ledger, Left
 from ..records import FetchRecord
 from ..snapshot import Accounting
+from ..text import printable
 from .file_lock import FileLock, LockedError
 
 QUEUED = "queued"  # the other states are outcomes: done, failed, filtered
@@ -59,6 +61,10 @@ class StateError(Exception):
     """FILE is not a crawl state that can be opened (not SQLite, or another schema)."""
 
 
+class StateFinished(StateError):
+    """The crawl the state file keeps ran to its end: nothing to do; the line says so."""
+
+
 class SqliteFrontier(MemoryFrontier):
     """The chapter's queue in memory, every change to it written to a SQLite file."""
 
@@ -78,17 +84,40 @@ class SqliteFrontier(MemoryFrontier):
                 # file another program holds is one line here, not a worker's death at
                 # its first write.
                 self._db.execute("BEGIN IMMEDIATE")
-                self._resume()
+                queued = self._resume()
             except sqlite3.Error as exc:
                 self._db.close()
                 raise _state_error(self.path, exc) from None
+            if self._ran_to_its_end(queued):
+                self._db.close()
+                raise StateFinished(self._finished_line())
         except BaseException:
             self._lock.release()
             raise
         ledger.filtered_listeners.append(self._note_filtered)
         ledger.unfetched_listeners.append(self._note_unfetched)
 
-    def _resume(self) -> None:
+    def _ran_to_its_end(self, queued: int) -> bool:
+        """The file's crawl ran to its end: URLs done, none queued, every root seen."""
+        seen = self.ledger.seen_urls
+        return (
+            any(self._prior.values())
+            and not queued
+            and all(root in seen for root in self.ledger.config.root_urls)
+        )
+
+    def _finished_line(self) -> str:
+        when = ""
+        with contextlib.suppress(OSError, ValueError, OverflowError):
+            at = datetime.datetime.fromtimestamp(os.stat(self.path).st_mtime, datetime.UTC)
+            when = f" at {at:%Y-%m-%d %H:%M:%S} UTC"
+        return (
+            f"the crawl kept in {printable(self.path)} finished{when} "
+            f"({sum(self._prior.values())} urls); remove that file, or give another "
+            "--state FILE, to crawl again from the start"
+        )
+
+    def _resume(self) -> int:
         """What an earlier run left: done URLs are seen (never admitted again); queued
         ones, and those that were in a worker's hands, are queued again. They came from
         a file, not from this crawl's rules: the crawler checks them as it takes them."""
@@ -106,6 +135,7 @@ class SqliteFrontier(MemoryFrontier):
         for url, max_redirect, depth, referrer in queued:
             if self.ledger.resume(url, max_redirect, depth, referrer):
                 super().put_nowait((url, max_redirect))
+        return len(queued)
 
     # ---- the chapter's calls, written down -------------------------------------------
 

@@ -5,6 +5,7 @@ once. Records reach the file as the crawl goes, so even SIGKILL loses little."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import signal
@@ -16,6 +17,10 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from crawlscope.cli.common import summarise
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.sites.demo import DemoServer
 from helpers import CLI, Handler, demo_site_process, html
 
 NO_HANG = 60.0  # a guard against a hang on a loaded machine, never a speed target
@@ -74,6 +79,9 @@ def test_a_signal_stops_the_crawl_with_its_records_and_its_report(
     assert f"Done: {len(fetches)}" in report  # every fetch the report counts is in the file
     assert report[-2].endswith("(all accounted for)")
     assert any(line.startswith("Todo: ") and line != "Todo: 0" for line in report)
+    # The totals say how it ended: not "Finished" for a crawl a signal cut short.
+    (ended,) = [line for line in report if " urls in " in line and "secs" in line]
+    assert ended.startswith(f"{word.capitalize()} {len(fetches)} urls in "), ended
 
 
 async def test_records_reach_the_file_as_the_crawl_goes_and_sigkill_keeps_them(
@@ -143,3 +151,22 @@ def test_a_second_ctrl_c_quits_at_once_when_the_stop_is_stuck(
             crawl.kill()
             crawl.wait()
         os.close(reader)
+
+
+async def test_a_crawl_quit_before_its_end_is_summed_up_as_stopped(slow_demo: DemoServer) -> None:
+    """What the TUI and the lecture print as their screen closes (summarise): "Stopped"
+    for a crawl quit with URLs left, "Finished" for one that ran to its end."""
+    config = CrawlConfig(roots=(slow_demo.url,), max_tasks=2)
+    quit_early, whole = Crawler(config), Crawler(config)
+    quit_early.ledger.record_listeners.append(
+        lambda _r: len(quit_early.ledger.done) >= 3 and quit_early.stop()
+    )
+    await quit_early.crawl()
+    await whole.crawl()
+    said = {}
+    for name, crawler in (("early", quit_early), ("whole", whole)):
+        out = io.StringIO()
+        summarise(crawler, None, out)
+        said[name] = out.getvalue().splitlines()[0]
+    assert said["early"].startswith("Stopped "), said
+    assert said["whole"].startswith(f"Finished {len(whole.ledger.done)} urls in "), said

@@ -54,9 +54,15 @@ def test_killed_and_run_again_fetches_only_what_was_in_flight(
 def test_a_finished_crawl_run_again_fetches_nothing(site: str, tmp_path: Path) -> None:
     state = str(tmp_path / "crawl.db")
     finish(crawl(site, None, tmp_path / "1.jsonl", "--max-tasks", "20", "--state", state))
-    report, _err = finish(crawl(site, None, tmp_path / "2.jsonl", "--state", state))
+    report, err = finish(crawl(site, None, tmp_path / "2.jsonl", "--state", state))
     assert records(tmp_path / "2.jsonl") == []
-    assert "(all accounted for)" in report
+    # As --redis says of a finished crawl: that it finished, when, and how to start over;
+    # no report of "Finished 0 urls" as if it had just run.
+    assert report == ""
+    (line,) = err.splitlines()
+    assert line.startswith(f"crawlscope: the crawl kept in {state} finished at ")
+    assert line.endswith("urls); remove that file, or give another --state FILE, to crawl "
+                         "again from the start")  # fmt: skip
 
 
 def test_a_file_that_is_not_a_state_is_a_one_line_error(tmp_path: Path) -> None:
