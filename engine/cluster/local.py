@@ -37,7 +37,7 @@ from ..snapshot import Accounting, HostView
 from .child import parse_spec, spec_line
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from .embedded import EmbeddedRedis
-from .redis_frontier import key_prefix
+from .redis_frontier import key_prefix, redis_count
 
 RECORD_LIMIT = 4 << 20  # bytes in one record line: a URL is capped far below this
 READ_CHUNK = 1 << 16  # bytes read from a child's pipe at a time
@@ -432,7 +432,4 @@ class LocalCluster:
 
 
 def _whole(value: object) -> int:
-    try:
-        return max(0, int(value))  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return 0
+    return max(0, redis_count(value))

@@ -20,7 +20,7 @@ from redis.exceptions import RedisError
 
 from ..text import printable
 from .problems import RedisProblem, shown_url, what_went_wrong
-from .redis_frontier import key_prefix
+from .redis_frontier import key_prefix, redis_count
 
 # The type each key of a crawl must have, if it exists (scripts.py describes them).
 KEY_TYPES = {
@@ -99,18 +99,11 @@ async def _look_up(client: aioredis.Redis, crawl_id: str, roots: Sequence[str]) 
     (unfinished, ended), seen, *member = await pipe.execute()
     return CrawlFound(
         exists=True,
-        seen=int(seen),
-        unfinished=_whole(unfinished),
-        ended_ms=_whole(ended) if ended is not None else None,
+        seen=redis_count(seen),
+        unfinished=redis_count(unfinished),
+        ended_ms=redis_count(ended) if ended is not None else None,
         roots_seen=bool(member) and all(member[0]),
     )
-
-
-def _whole(value: object) -> int:
-    try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return 0
 
 
 _KEY_OF_A_CRAWL = re.compile(rb"^crawlscope:(.*):(?:n|procs|seen)$", re.DOTALL)

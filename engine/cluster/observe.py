@@ -39,7 +39,7 @@ from ..crawler import Crawler
 from ..host_controls import HOST_CONTROLS, host_control
 from ..hosts import merge_depths, merge_host_rows
 from ..loop_health import MAX_HOLDS
-from ..plain import MOST_INT, BadMessage
+from ..plain import BadMessage
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
 from ..remote.protocol import (
@@ -55,7 +55,7 @@ from ..remote.protocol import (
 from ..snapshot import MAX_WARNINGS, Accounting, HostView, Phase, Snapshot
 from ..text import printable
 from ..workers import WorkerState
-from .redis_frontier import ClusterFigures, key_prefix
+from .redis_frontier import ClusterFigures, key_prefix, redis_count
 
 PUBLISH_EVERY = 0.5
 PUBLISHED_FOR = 3  # seconds a process's key outlives its last publication
@@ -264,16 +264,6 @@ def _raw(raw: object) -> bytes:
     return raw if isinstance(raw, bytes) else str(raw).encode()
 
 
-def _count(raw: object) -> int:
-    """A figure read from Redis; one that is not a count (or past any real one) counts
-    nothing."""
-    try:
-        count = int(raw or 0)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return 0
-    return count if abs(count) <= MOST_INT else 0
-
-
 @dataclass(frozen=True, slots=True)
 class ProcessView:
     number: int  # its workers' ids are number * ID_STRIDE + their own
@@ -427,9 +417,9 @@ class ClusterCrawl:
         pipe.hgetall(f"{p}busy")
         pipe.time()
         *blobs, counts, in_flight, seen, ready, busy, now = await pipe.execute()
-        unfinished, queued, done, failed, filtered, unfetched = (_count(x) for x in counts)
+        unfinished, queued, done, failed, filtered, unfetched = (redis_count(x) for x in counts)
         self.figures = ClusterFigures(
-            unfinished, queued, done, failed, filtered, _count(in_flight), _count(seen),
+            unfinished, queued, done, failed, filtered, redis_count(in_flight), redis_count(seen),
             unfetched=unfetched,
         )  # fmt: skip
         self._take_blobs(names, blobs)
@@ -484,7 +474,7 @@ class ClusterCrawl:
     ) -> None:
         now_ms = now[0] * 1000 + now[1] // 1000
         scores = {_raw(host): score for host, score in ready}
-        busy_by = {_raw(host): _count(n) for host, n in busy.items()}
+        busy_by = {_raw(host): redis_count(n) for host, n in busy.items()}
         hosts = sorted(set(scores) | set(busy_by))
         pipe = self.client.pipeline(transaction=False)
         for host in hosts:
@@ -492,7 +482,7 @@ class ClusterCrawl:
         lengths = await pipe.execute()
         self.hosts = tuple(
             HostReadiness(
-                _text(host), _count(length), busy_by.get(host, 0),
+                _text(host), redis_count(length), busy_by.get(host, 0),
                 None if host not in scores else max(scores[host] - now_ms, 0) / 1000,
             )
             for host, length in zip(hosts, lengths, strict=True)

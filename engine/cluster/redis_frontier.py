@@ -37,6 +37,7 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from ..frontier import Lease, Pair
 from ..ledger import Ledger
+from ..plain import MOST_INT
 from ..records import FetchRecord, describe_exception
 from ..snapshot import Accounting
 from ..text import printable
@@ -78,6 +79,16 @@ class ClusterFigures:
         )  # fmt: skip
 
 
+def redis_count(raw: object) -> int:
+    """A figure read from Redis (what anyone with its password may have written); one
+    that is not a count, or past any real one, counts nothing."""
+    try:
+        count = int(raw or 0)  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return count if abs(count) <= MOST_INT else 0
+
+
 def _fields(member: str) -> tuple[str, str, int, int, str | None]:
     """host, url, max_redirect, depth, referrer of a member; ValueError or TypeError if it
     is not of the form crawlscope writes."""
@@ -87,6 +98,8 @@ def _fields(member: str) -> tuple[str, str, int, int, str | None]:
         raise TypeError("not a URL")
     if int(max_redirect) != max_redirect or int(depth) != depth:
         raise ValueError("not whole numbers")
+    if not (0 <= max_redirect <= MOST_INT and 0 <= depth <= MOST_INT):
+        raise ValueError("out of range")  # its record would be refused by any reader
     return host, url, int(max_redirect), int(depth), referrer
 
 

@@ -27,6 +27,10 @@ from redis_support import (
     wait_until,
 )
 
+from crawlscope.engine.cluster.local import LocalCluster
+from crawlscope.engine.cluster.lookup import look_up
+from crawlscope.engine.cluster.redis_frontier import _fields
+from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.urls import origin_of
 from helpers import demo_site_process, run_cli
 
@@ -323,3 +327,34 @@ def test_attach_to_a_crawl_that_is_not_there_names_those_that_are(
     # One that is there passes the look (and then wants a terminal, which a test has not).
     there = run_cli("attach", redis_server.url, "--crawl-id", "beta", timeout=DEADLINE)
     assert there.stderr.strip() == "crawlscope: attach needs a terminal"
+
+
+# ---- numbers in Redis: each read within a range -------------------------------------------
+
+
+async def test_figures_in_redis_past_any_real_crawl_count_nothing(
+    redis_server: RedisServer,
+) -> None:
+    huge = "1" + "0" * 400
+    client = redis_server.client()
+    client.hset(
+        "crawlscope:t:n",
+        mapping={"queued": huge, "done": "7", "failed": str(2**64), "filtered": "-5",
+                 "unfetched": "x", "unfinished": huge, "ended": huge},
+    )  # fmt: skip
+    client.close()
+    cluster = LocalCluster(
+        CrawlConfig(roots=("http://127.0.0.1:9/",)), 1, redis_url=redis_server.url, crawl_id="t"
+    )
+    books = await cluster.read_accounting()
+    assert (books.queued, books.done, books.failed, books.filtered, books.unfetched) == (
+        0, 7, 0, 0, 0,
+    )  # fmt: skip
+    found = await look_up(redis_server.url, "t", ["http://127.0.0.1:9/"])
+    assert (found.unfinished, found.ended_ms) == (0, 0)
+    # A queue entry whose depth no crawl reaches is set aside, not crawled with it (its
+    # record would be refused by the --procs parent that reads it: a lost URL).
+    for depth in (10**400, -1):
+        entry = f"http://h {json.dumps(['http://h/', 10, depth, None])}"
+        with pytest.raises(ValueError):
+            _fields(entry)
