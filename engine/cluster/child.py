@@ -56,23 +56,22 @@ def parse_spec(
     """The config and the shared frontier a spec holds, by the one set of rules a child
     takes them with (its parent checks its own spec with them before starting any);
     BadMessage if the line is not a spec they accept."""
+    return config_from_plain(_spec_object(line).get("config"), where), read_spec(line)
+
+
+def _spec_object(line: bytes) -> dict[str, object]:
     try:
         spec = json.loads(line)
     except ValueError:
         raise BadMessage("the spec is not JSON") from None
     if not isinstance(spec, dict):
         raise BadMessage("the spec is not an object")
-    return config_from_plain(spec.get("config"), where), read_spec(line)
+    return spec
 
 
 def read_spec(line: bytes) -> SharedFrontier:
     """The shared frontier a spec names; BadMessage if the line is not a spec."""
-    try:
-        spec = json.loads(line)
-    except ValueError:
-        raise BadMessage("the spec is not JSON") from None
-    if not isinstance(spec, dict):
-        raise BadMessage("the spec is not an object")
+    spec = _spec_object(line)
     return SharedFrontier(
         url=_raw_text(spec.get("redis"), "redis"),
         crawl_id=_raw_text(spec.get("crawl_id"), "crawl_id"),
