@@ -97,8 +97,15 @@ class CrawlPlan:
 
     async def look(self) -> None:
         """With a shared frontier: PlanError now if its Redis cannot be used, CrawlEnded
-        if its crawl is over (and not to be started afresh). Nothing there is changed:
-        for a command that must know before it draws; open() looks again, and acts."""
+        if its crawl (or the --state file's) is over (and not to be started afresh).
+        Nothing there is changed: for a command that must know before it draws; open()
+        looks again, and acts."""
+        if self.state:
+            from .cluster.sqlite_state import state_finished
+
+            ended = state_finished(self.state, self.config.root_urls)
+            if ended is not None:
+                raise CrawlEnded(ended)
         if self.shared is None:
             return
         from .cluster.lookup import look_up

@@ -84,40 +84,22 @@ class SqliteFrontier(MemoryFrontier):
                 # file another program holds is one line here, not a worker's death at
                 # its first write.
                 self._db.execute("BEGIN IMMEDIATE")
-                queued = self._resume()
+                ended = finished_line(self._db, self.path, ledger.config.root_urls)
+                if ended is None:
+                    self._resume()
             except sqlite3.Error as exc:
                 self._db.close()
                 raise _state_error(self.path, exc) from None
-            if self._ran_to_its_end(queued):
+            if ended is not None:
                 self._db.close()
-                raise StateFinished(self._finished_line())
+                raise StateFinished(ended)
         except BaseException:
             self._lock.release()
             raise
         ledger.filtered_listeners.append(self._note_filtered)
         ledger.unfetched_listeners.append(self._note_unfetched)
 
-    def _ran_to_its_end(self, queued: int) -> bool:
-        """The file's crawl ran to its end: URLs done, none queued, every root seen."""
-        seen = self.ledger.seen_urls
-        return (
-            any(self._prior.values())
-            and not queued
-            and all(root in seen for root in self.ledger.config.root_urls)
-        )
-
-    def _finished_line(self) -> str:
-        when = ""
-        with contextlib.suppress(OSError, ValueError, OverflowError):
-            at = datetime.datetime.fromtimestamp(os.stat(self.path).st_mtime, datetime.UTC)
-            when = f" at {at:%Y-%m-%d %H:%M:%S} UTC"
-        return (
-            f"the crawl kept in {printable(self.path)} finished{when} "
-            f"({sum(self._prior.values())} urls); remove that file, or give another "
-            "--state FILE, to crawl again from the start"
-        )
-
-    def _resume(self) -> int:
+    def _resume(self) -> None:
         """What an earlier run left: done URLs are seen (never admitted again); queued
         ones, and those that were in a worker's hands, are queued again. They came from
         a file, not from this crawl's rules: the crawler checks them as it takes them."""
@@ -135,7 +117,6 @@ class SqliteFrontier(MemoryFrontier):
         for url, max_redirect, depth, referrer in queued:
             if self.ledger.resume(url, max_redirect, depth, referrer):
                 super().put_nowait((url, max_redirect))
-        return len(queued)
 
     # ---- the chapter's calls, written down -------------------------------------------
 
@@ -214,6 +195,40 @@ def keep_state(crawler: Crawler, path: str | Path) -> Crawler:
     StateError if that file cannot be used, or another process has it."""
     crawler.q = SqliteFrontier(path, crawler.ledger)
     return crawler
+
+
+def finished_line(db: sqlite3.Connection, path: str, roots: list[str]) -> str | None:
+    """The line for a state file whose crawl ran to its end (URLs done, none queued,
+    every root among them): nothing to do; None if there is a crawl to run or resume."""
+    counts = dict(db.execute("SELECT state, count(*) FROM urls GROUP BY state").fetchall())
+    if counts.get(QUEUED) or not any(counts.get(state) for state in OUTCOMES):
+        return None
+    for root in roots:
+        if db.execute("SELECT 1 FROM urls WHERE url = ?", (root,)).fetchone() is None:
+            return None  # a root the file has not met: a crawl to run
+    when = ""
+    with contextlib.suppress(OSError, ValueError, OverflowError):
+        at = datetime.datetime.fromtimestamp(os.stat(path).st_mtime, datetime.UTC)
+        when = f" at {at:%Y-%m-%d %H:%M:%S} UTC"
+    return (
+        f"the crawl kept in {printable(path)} finished{when} ({sum(counts.values())} urls); "
+        "remove that file, or give another --state FILE, to crawl again from the start"
+    )
+
+
+def state_finished(path: str | Path, roots: list[str]) -> str | None:
+    """finished_line of the file at `path`, read and left as it is (None if there is
+    none yet, or it cannot be read: opening it says why)."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=LOCK_WAIT)
+        try:
+            return finished_line(db, str(path), roots) if _problem(db) is None else None
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
 
 
 def check_state_file(path: str | Path) -> None:

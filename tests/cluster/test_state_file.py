@@ -119,3 +119,14 @@ async def test_a_crawl_stopped_and_resumed_fetches_nothing_twice(tmp_path: Path)
     assert fetched_first | fetched_second == set(whole.ledger.done)
     assert second.accounting().balanced and second.accounting().queued == 0
     assert second.accounting().done == len(whole.ledger.done)
+
+
+def test_a_finished_state_is_said_before_a_screen_opens(site: str, tmp_path: Path) -> None:
+    state = str(tmp_path / "crawl.db")
+    finish(crawl(site, None, tmp_path / "1.jsonl", "--max-tasks", "20", "--state", state))
+    shot = tmp_path / "shot.svg"
+    result = run_cli("tui", site, "--state", state, "--screenshot", str(shot))
+    assert result.returncode == 0, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"crawlscope: the crawl kept in {state} finished at "), line
+    assert not shot.exists()
