@@ -97,8 +97,9 @@ class TreeWatch(threading.Thread):
 def crawl_once(site: DemoSite, procs: int, options: list[str]) -> dict[str, Any]:
     outdir = Path(tempfile.mkdtemp(prefix="bench-procs-"))
     out = outdir / "all.jsonl"
-    command = [sys.executable, "-m", "crawlscope", "crawl", site.url, "-q", "-o", str(out),
-               "--procs", str(procs), *options]  # fmt: skip
+    # --report to nowhere, not -q: -q prints no per-process figures either.
+    command = [sys.executable, "-m", "crawlscope", "crawl", site.url, "--report", os.devnull,
+               "-o", str(out), "--procs", str(procs), *options]  # fmt: skip
     busy0, ours0, site0 = machine_busy_seconds(), children_cpu(), site.cpu_seconds()
     t0 = time.perf_counter()
     proc = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
