@@ -8,6 +8,7 @@ import socket
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from timing_support import until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -115,3 +116,38 @@ async def test_the_crawls_own_warnings_name_the_host_that_binds_it(serve: Serve)
     report = io.StringIO()
     write_report(crawler, report)
     assert "politeness-bound" in report.getvalue()
+
+
+async def test_one_worker_of_ten_at_a_gate_is_not_politeness_bound(serve: Serve) -> None:
+    # Eight workers fetch from one host, one waits out another host's Crawl-delay, one is
+    # idle: the crawl is bound by its fetches, not by politeness (that takes half the
+    # workers doing nothing but wait).
+    release = asyncio.Event()
+
+    async def held(_request: web.Request) -> web.Response:
+        await release.wait()
+        return web.Response(text="a", content_type="text/html")
+
+    fetching = {"/": html(" ".join(f'<a href="/a{i}">a</a>' for i in range(8)))}
+    fetching.update({f"/a{i}": held for i in range(8)})
+    polite = {"/": html('<a href="/b">b</a>'), "/b": html(""),
+              "/robots.txt": robots("User-agent: *\nCrawl-delay: 5\n")}  # fmt: skip
+    a, b = await serve(fetching), await serve(polite)
+    crawler = Crawler(CrawlConfig(roots=(a, b), max_tasks=10))
+    crawling = asyncio.ensure_future(crawler.crawl())
+    try:
+        await until(
+            lambda: (
+                (snap := crawler.snapshot()).state_counts() is not None
+                and sum(h.in_flight for h in snap.hosts) == 8
+                and sum(h.waiting for h in snap.hosts) == 1
+            ),
+            "eight workers fetching and one at the Crawl-delay's gate",
+        )
+        snap = crawler.snapshot()
+        assert (snap.live_workers, idle_workers(snap)) == (10, 1)
+        assert lints_of(snap) == []
+    finally:
+        crawler.stop()
+        release.set()
+        await asyncio.gather(crawling, return_exceptions=True)
