@@ -46,6 +46,26 @@ def pytest_runtest_makereport(
     )
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, None]:
+    # A skip while collecting (a module-level pytest.importorskip or pytest.skip) skips a
+    # whole module before any test of it reports: on CI that fails the run too. A module
+    # that did not load cannot carry @pytest.mark.ci_may_skip, so it has no way out.
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if not (report.skipped and on_ci()):
+        return
+    longrepr = report.longrepr
+    why = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped on CI while collecting ({why.removeprefix('Skipped: ')}): CI must run "
+        "every test; skip inside the test instead, marked @pytest.mark.ci_may_skip('why')"
+    )
+
+
 @pytest.fixture
 async def demo() -> AsyncIterator[DemoServer]:
     async with DemoServer(DemoConfig()) as server:
