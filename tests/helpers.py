@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -20,6 +21,14 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def path(url: str) -> str:
     return urlsplit(url).path
+
+
+def source_of(condition: Callable[..., object]) -> str:
+    """The source line a condition is written on, for a wait that names no `what`."""
+    try:
+        return inspect.getsource(condition).strip()
+    except (OSError, TypeError):
+        return repr(condition)
 
 
 def outcome(record: FetchRecord) -> str:

@@ -71,7 +71,8 @@ def test_three_processes_one_killed(
 ) -> None:
     outs = [tmp_path / f"p{i}.jsonl" for i in range(3)]
     procs = [crawl(site, redis_server.url, out, "--max-tasks", "3", "--lease", "2") for out in outs]
-    wait_until(lambda: len(fetched(outs[0])) >= 15)
+    wait_until(lambda: len(fetched(outs[0])) >= 15, "15 pages from the first process",
+               seen=lambda: len(fetched(outs[0])), procs=procs)  # fmt: skip
     procs[0].send_signal(signal.SIGKILL)
     procs[0].wait()
     samples = 0
@@ -94,7 +95,8 @@ def test_every_process_killed_then_run_again(
     procs = [
         crawl(site, redis_server.url, out, "--max-tasks", "3", "--lease", "1") for out in first
     ]
-    wait_until(lambda: all(len(fetched(out)) >= 15 for out in first))
+    wait_until(lambda: all(len(fetched(out)) >= 15 for out in first), "15 pages from each",
+               seen=lambda: [len(fetched(out)) for out in first], procs=procs)  # fmt: skip
     for proc in procs:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -192,7 +194,8 @@ def test_redis_stopped_for_five_seconds(
 ) -> None:
     out = tmp_path / "out.jsonl"
     proc = crawl(site, persistent_redis.url, out, "--max-tasks", "2")
-    wait_until(lambda: len(fetched(out)) >= 10)
+    wait_until(lambda: len(fetched(out)) >= 10, "10 pages fetched",
+               seen=lambda: len(fetched(out)), procs=[proc])  # fmt: skip
     persistent_redis.stop()
     time.sleep(5)  # the outage itself, not a wait for something to happen
     persistent_redis.start()
