@@ -127,6 +127,29 @@ def held_for_checks(checks: list[float], *, after: float, count: int = 1) -> Han
     return handler
 
 
+async def crawl_held(
+    serve: Serve,
+    routes: dict[str, Handler],
+    *,
+    after: float,
+    count: int = 1,
+    max_tasks: int,
+    **health: float,
+) -> Crawler:
+    """A crawl of `routes` plus /slow, held until `count` checks came `after` seconds into
+    it (held_for_checks), with the loop-health settings `health`; /slow fetched in the end."""
+    checks: list[float] = []
+    routes = {**routes, "/slow": held_for_checks(checks, after=after, count=count)}
+    base = (await serve(routes)).rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=max_tasks))
+    record_checks(crawler, checks)
+    for name, value in health.items():
+        setattr(crawler.health, name, value)
+    await crawler.crawl()
+    assert base + "/slow" in crawler.ledger.done
+    return crawler
+
+
 def steady(body: bytes, seconds: float) -> Handler:
     async def handler(_request: web.Request) -> web.Response:
         await asyncio.sleep(seconds)
@@ -138,19 +161,9 @@ def steady(body: bytes, seconds: float) -> Handler:
 async def test_a_fetch_slower_than_usual_but_not_ten_times_is_not_stuck(serve: Serve) -> None:
     # Each page takes 0.3 s; /slow is held until a check saw it 0.9 s in: three times the
     # usual, past `stuck_min`, but short of the tenfold that makes a worker stuck.
-    checks: list[float] = []
     links = b"".join(b"<a href=/f%d>f</a>" % i for i in range(4)) + b"<a href=/slow>s</a>"
-    routes = {
-        "/": steady(links, 0.3),
-        "/f{n}": steady(b"f", 0.3),
-        "/slow": held_for_checks(checks, after=0.9),
-    }
-    base = (await serve(routes)).rstrip("/")
-    crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=1))
-    record_checks(crawler, checks)
-    crawler.health.stuck_min = 0.5
-    await crawler.crawl()
-    assert base + "/slow" in crawler.ledger.done
+    routes = {"/": steady(links, 0.3), "/f{n}": steady(b"f", 0.3)}
+    crawler = await crawl_held(serve, routes, after=0.9, max_tasks=1, stuck_min=0.5)
     assert of_kind(crawler.snapshot(), LintKind.STUCK) == []
 
 
@@ -180,17 +193,8 @@ async def test_workers_waiting_out_a_host_delay_are_not_stuck(serve: Serve) -> N
 async def test_a_still_counter_while_a_worker_fetches_is_no_stall(serve: Serve) -> None:
     # One worker fetches /slow for two checks while the other waits on the queue: the
     # counter is still, but join() is not stalled.
-    checks: list[float] = []
-    routes = {
-        "/": page(b'<a href="/slow">s</a>'),
-        "/slow": held_for_checks(checks, after=0, count=2),
-    }
-    base = (await serve(routes)).rstrip("/")
-    crawler = Crawler(CrawlConfig(roots=(base + "/",), max_tasks=2))
-    record_checks(crawler, checks)
-    crawler.health.stall_after = 0.5
-    await crawler.crawl()
-    assert base + "/slow" in crawler.ledger.done
+    routes = {"/": page(b'<a href="/slow">s</a>')}
+    crawler = await crawl_held(serve, routes, after=0, count=2, max_tasks=2, stall_after=0.5)
     assert of_kind(crawler.snapshot(), LintKind.JOIN_STALLED) == []
 
 
