@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.sites.demo import DemoConfig, expected_outcomes
+from crawlscope.tui.waiting import wait_until
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -29,6 +31,25 @@ def source_of(condition: Callable[..., object]) -> str:
         return inspect.getsource(condition).strip()
     except (OSError, TypeError):
         return repr(condition)
+
+
+async def until(
+    condition: Callable[[], object],
+    what: str = "",
+    *,
+    timeout: float = 60.0,
+    poll: float = 0.01,
+    seen: Callable[[], object] | None = None,
+    pause: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> None:
+    """Wait, letting the loop run (`pause`: asyncio.sleep, or a Textual pilot's pause),
+    until `condition()` holds; at `timeout` fail naming `what` (else the condition's
+    source) and the last value `seen()` gave. Every test's wait for a condition."""
+    last = (lambda: f"last seen: {seen()}") if seen is not None else None
+    await wait_until(
+        condition, what or source_of(condition), timeout=timeout, pause=pause, poll=poll,
+        describe=last,
+    )  # fmt: skip
 
 
 def outcome(record: FetchRecord) -> str:

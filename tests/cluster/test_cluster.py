@@ -7,7 +7,6 @@ import signal
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,7 +35,7 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.ledger import Ledger
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from helpers import CLI, demo_site_process, run_cli
+from helpers import CLI, run_cli, until
 
 __all__ = ["persistent_redis", "redis_server"]  # fixtures, used by name
 
@@ -44,10 +43,8 @@ PAGES = "300"
 LATENCY = "0.03"  # slow enough to kill a process mid-crawl, quick enough to finish soon
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with demo_site_process("--pages", PAGES, "--latency", LATENCY) as url:
-        yield url
+# The options of this module's demo site (conftest.py's `site` fixture).
+DEMO_SITE = ("--pages", PAGES, "--latency", LATENCY)
 
 
 @pytest.fixture(scope="module")
@@ -271,13 +268,6 @@ async def test_a_lease_given_back_is_taken_again(redis_server: RedisServer) -> N
 
 
 # ---- the cluster watched and steered ----------------------------------------------------
-
-
-async def until(condition: Callable[[], bool], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.02)
 
 
 async def test_the_cluster_view_shows_and_steers_a_process(redis_server: RedisServer) -> None:

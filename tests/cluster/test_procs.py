@@ -26,11 +26,11 @@ from redis_support import (
     redis_server,
     wait_until,
 )
-from test_cluster import reference, site
+from test_cluster import DEMO_SITE, reference
 
 from helpers import CLI
 
-__all__ = ["redis_server", "reference", "site"]  # fixtures, used by name
+__all__ = ["DEMO_SITE", "redis_server", "reference"]  # fixtures (and site's options)
 
 
 def only_the_package() -> dict[str, str]:

@@ -8,7 +8,6 @@ import socket
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from timing_support import until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -16,7 +15,7 @@ from crawlscope.engine.host_lints import RETRY_STORM_STREAK, host_lints, idle_wo
 from crawlscope.engine.lints import Lint, LintKind
 from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import Snapshot
-from helpers import Handler, html
+from helpers import Handler, html, until
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
 

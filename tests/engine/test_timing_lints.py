@@ -11,7 +11,7 @@ import sys
 import time
 
 from aiohttp import web
-from timing_support import DENSE_LINKS, Handler, Serve, dense_site, page, until
+from timing_support import DENSE_LINKS, Handler, Serve, dense_site, page
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -20,6 +20,7 @@ from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase, Snapshot
 from crawlscope.engine.workers import WorkerState
+from helpers import until
 
 
 def where(line: str) -> tuple[int, str]:
@@ -228,7 +229,7 @@ async def test_the_snapshot_reads_loop_lag_over_the_last_minute() -> None:
             time.sleep(0.5)  # holds the loop over a probe due time: it runs 0.25 s late or more
 
         asyncio.get_running_loop().call_later(0.3, blocked_once)
-        await until(lambda: crawler.snapshot().loop_lag_p99 >= 0.2, "a late probe", 60)
+        await until(lambda: crawler.snapshot().loop_lag_p99 >= 0.2, "a late probe")
         crawler.stop()
         await crawl
     snap = crawler.snapshot()
