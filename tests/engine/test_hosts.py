@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -108,11 +109,13 @@ async def test_blocking_a_host_stops_its_requests_and_loses_nothing(serve: Serve
 
 async def test_a_host_limit_and_delay_set_live_are_obeyed(serve: Serve) -> None:
     hits: list[str] = []
-    root = await serve(counted_site("p", 12, hits))
+    arrivals: list[float] = []
+    # Pages of 10 ms: one at a time, without the delay they would come ~10 ms apart.
+    root = await serve(counted_site("p", 12, hits, latency=0.01, arrivals=arrivals))
     origin = root.rstrip("/")
     crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=6))
     crawler.set_host_limit(origin, 1)
-    crawler.set_host_delay(origin, 0.05)
+    crawler.set_host_delay(origin, 0.1)
     most = 0
 
     def note() -> None:
@@ -125,14 +128,32 @@ async def test_a_host_limit_and_delay_set_live_are_obeyed(serve: Serve) -> None:
             note()
             row = crawler.snapshot().hosts
             if row:
-                assert (row[0].limit, row[0].delay) == (1, 0.05)
+                assert (row[0].limit, row[0].delay) == (1, 0.1)
             await asyncio.sleep(0.005)
         await crawling
     finally:
         crawler.stop()
         await asyncio.gather(crawling, return_exceptions=True)
     assert most == 1 and len(hits) == 13
+    # The delay, as the server saw it: its requests came at least 0.1 s apart (less the
+    # few ms a request takes from the gate to the server, which vary).
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    assert min(gaps) >= 0.08, [round(gap, 3) for gap in gaps]
     assert_accounted(crawler)
+
+
+async def test_a_hosts_latency_leaves_out_its_delay(serve: Serve) -> None:
+    """Latency is the server's time from the request on: a host whose delay holds each
+    request 0.3 s still answers in its 10 ms (the gate's wait is the crawl's, not its)."""
+    hits: list[str] = []
+    root = await serve(counted_site("p", 6, hits, latency=0.01))
+    origin = root.rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=3, obey_robots=False))
+    crawler.set_host_delay(origin, 0.3)
+    await crawler.crawl()
+    row = host_row(crawler.snapshot(), root)
+    assert (row.done, row.tries) == (7, 7)
+    assert row.p50 <= 0.064 and row.p99 <= 0.128, (row.p50, row.p99, row.latency)
 
 
 async def test_the_report_has_a_hosts_section(serve: Serve) -> None:
