@@ -582,6 +582,11 @@ class Crawler:
     def set_slowmo(self, seconds: float) -> None:
         self.slowmo = seconds
 
+    def knows_host(self, origin: str) -> bool:
+        """Has the crawl met `origin` (a URL of it queued, taken or fetched)? The hosts
+        controls refuse one it has not (engine/host_controls.py)."""
+        return bool(origin) and origin in self.host_book.hosts
+
     def block_host(self, origin: str) -> bool:
         """Fetch nothing more from `origin` (a request under way ends); its URLs wait."""
         return self.host_book.block(origin)

@@ -7,11 +7,13 @@ import io
 import itertools
 from collections.abc import Awaitable, Callable
 
+import pytest
 from aiohttp import web
 from host_sites import counted_site, holding, host_row
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.host_controls import host_control
 from crawlscope.engine.hosts import HostBook, latency_bucket
 from crawlscope.engine.politeness import HostGate
 from crawlscope.engine.report import write_report
@@ -268,3 +270,22 @@ async def test_the_gate_serves_its_waiters_in_turn() -> None:
     gate.leave("http://a")
     await asyncio.gather(*waiting, late)
     assert order == ["second", "third", "late"]
+
+
+def test_host_controls_refuse_a_host_the_crawl_never_met_unless_ahead() -> None:
+    """The check every control path shares (engine/host_controls.py): a monitor's viewer
+    gets the error; a cluster's process blocks ahead a host another process met."""
+    crawler = Crawler(CrawlConfig(roots=("http://met.test/",)))
+    crawler.host_book.queued("http://met.test/")
+    assert crawler.knows_host("http://met.test") and not crawler.knows_host("http://no.test")
+    for name, args in [
+        ("block_host", {}),
+        ("unblock_host", {}),
+        ("set_host_delay", {"seconds": 1.0}),
+        ("set_host_limit", {"limit": 2}),
+    ]:
+        with pytest.raises(ValueError, match=r"^no host http://no\.test in this crawl$"):
+            host_control(crawler, name, {"host": "http://no.test", **args})
+    assert set(crawler.host_book.hosts) == {"http://met.test"}
+    host_control(crawler, "block_host", {"host": "http://no.test"}, ahead=True)()
+    assert crawler.host_book.blocked("http://no.test")
