@@ -155,7 +155,16 @@ async def test_records_carry_depth_referrer_worker_and_times(demo: DemoServer) -
     for record in crawler.ledger.done.values():
         assert record.worker in (0, 1, 2)
         assert record.t_end >= record.t_start > 0
-        assert record.encoding == "utf-8"
+        text = record.content_type is not None and record.content_type.startswith("text/")
+        # A PDF or a PNG is bytes: no encoding, where the chapter's code wrote utf-8.
+        assert record.encoding == ("utf-8" if text else None), record
+    files = [
+        crawler.ledger.done[demo.url + f"files/{name}"] for name in ("diagram.png", "chapter.pdf")
+    ]
+    assert [(r.content_type, r.encoding) for r in files] == [
+        ("image/png", None),
+        ("application/pdf", None),
+    ]
 
 
 async def test_report_has_the_chapters_lines_and_the_accounting(demo: DemoServer) -> None:
