@@ -16,6 +16,14 @@ COLUMNS = (
     "host", "queued", "in flight", "done", "failed", "p50", "p99", "next fetch",
     "delay", "Crawl-delay", "limit", "robots.txt", "errors",
 )  # fmt: skip
+# Headers on two lines where that narrows a column (the table has a header two rows high).
+LABELS = {"in flight": "in\nflight", "next fetch": "next\nfetch", "Crawl-delay": "Crawl-\ndelay"}
+# Where the table is narrower than its columns (the hosts screen at 120 columns with a long
+# host name), columns are left out in this order, those that say nothing ("-" in every
+# row) before any other: the host's name is shown whole, and the title says what is left out.
+DROP_ORDER = ("Crawl-delay", "delay", "errors", "robots.txt", "next fetch", "p50")
+PADDING = 2  # a cell's padding, one each side
+ROBOTS_WORD = {RobotsState.UNKNOWN: "not yet"}  # "not yet fetched", in a column 10 wide
 
 _PORT = re.compile(r":\d+$")
 
@@ -52,23 +60,46 @@ def host_cells(host: HostView, elapsed: float, reproducible: bool) -> tuple[Text
         Text(f"{host.delay:g}s" if host.delay else "-", justify="right"),
         Text(f"{host.crawl_delay:g}s" if host.crawl_delay else "-", justify="right"),
         Text(str(host.limit) if host.limit else "none", justify="right"),
-        Text(host.robots.value, style=ROBOTS_STYLE.get(host.robots, "")),
+        Text(
+            ROBOTS_WORD.get(host.robots, host.robots.value), style=ROBOTS_STYLE.get(host.robots, "")
+        ),
         Text(rate, justify="right", style="red" if host.streak >= 3 else ""),
     )
 
 
+def shown_columns(cells: list[tuple[Text, ...]], width: int) -> tuple[str, ...]:
+    """The columns that fit in `width` cells with rows of `cells`, in table order: all of
+    them if they fit, else less those of DROP_ORDER, the empty ones first, until they fit."""
+
+    def natural(i: int, column: str) -> int:
+        label = max(len(line) for line in LABELS.get(column, column).split("\n"))
+        return max([label, *(row[i].cell_len for row in cells)]) + PADDING
+
+    widths = {column: natural(i, column) for i, column in enumerate(COLUMNS)}
+    empty = {c for i, c in enumerate(COLUMNS) if all(row[i].plain == "-" for row in cells)}
+    order = [c for c in DROP_ORDER if c in empty] + [c for c in DROP_ORDER if c not in empty]
+    shown = list(COLUMNS)
+    while width and sum(widths[c] for c in shown) > width and order:
+        shown.remove(order.pop(0))
+    return tuple(shown)
+
+
 class HostsTable(DataTable[Text]):
     """Rows keyed by origin: a refresh with the same hosts in the same order updates the
-    cells; any other rebuilds the rows and puts the cursor back on its host."""
+    cells; any other rebuilds the rows and puts the cursor back on its host. The columns
+    are those that fit the table's width (shown_columns)."""
 
     def __init__(self) -> None:
-        super().__init__(id="hosts-table", cursor_type="row", zebra_stripes=True)
+        super().__init__(id="hosts-table", cursor_type="row", zebra_stripes=True, header_height=2)
         self._order: tuple[str, ...] = ()
         self._cells: dict[str, tuple[Text, ...]] = {}
+        self._blocked: frozenset[str] = frozenset()
+        self.columns_shown: tuple[str, ...] = ()
 
-    def on_mount(self) -> None:
-        for column in COLUMNS:
-            self.add_column(column, key=column)
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """The columns too wide for the table now, in table order."""
+        return tuple(column for column in COLUMNS if column not in self.columns_shown)
 
     @property
     def selected(self) -> str | None:
@@ -80,18 +111,30 @@ class HostsTable(DataTable[Text]):
     def show(self, hosts: tuple[HostView, ...], elapsed: float, reproducible: bool) -> None:
         order = tuple(host.origin for host in hosts)
         rows = {host.origin: host_cells(host, elapsed, reproducible) for host in hosts}
-        if order == self._order:
+        width = self.scrollable_content_region.width
+        columns = shown_columns(list(rows.values()), width)
+        index = [COLUMNS.index(column) for column in columns]
+        # A host blocked or unblocked rebuilds the rows too: its name's cell changes width
+        # (the ⛔), and a column updated in place kept the width it had (the name was cut).
+        blocked = frozenset(host.origin for host in hosts if host.blocked)
+        same = (order, columns, blocked) == (self._order, self.columns_shown, self._blocked)
+        if same:
             for origin, cells in rows.items():
                 old = self._cells[origin]
-                for column, cell, was in zip(COLUMNS, cells, old, strict=True):
-                    if cell != was:
-                        self.update_cell(origin, column, cell)
+                for i in index:
+                    if cells[i] != old[i]:
+                        self.update_cell(origin, COLUMNS[i], cells[i], update_width=True)
         else:
             chosen = self.selected
-            self.clear()
+            self.clear(columns=columns != self.columns_shown)
+            if columns != self.columns_shown:
+                for column in columns:
+                    self.add_column(Text(LABELS.get(column, column)), key=column)
             for origin in order:
-                self.add_row(*rows[origin], key=origin)
+                self.add_row(*(rows[origin][i] for i in index), key=origin)
             if chosen in order:
                 self.move_cursor(row=order.index(chosen))
         self._order = order
+        self._blocked = blocked
         self._cells = rows
+        self.columns_shown = columns
