@@ -47,7 +47,7 @@ def url_line(record: FetchRecord, stats: Counter[str]) -> str:
         )
     # A 404 or a 500 is an answer, so the URL is done, not failed: not "error" beside
     # "failed 0".
-    stats["http_error" if record.status >= 400 else "other"] += 1
+    stats["http_error" if (record.status or 0) >= 400 else "other"] += 1
     stats["other_bytes"] += record.size
     return f"{url} {record.status} {ctype} {encoding} {record.size}{problem}"
 
