@@ -21,6 +21,7 @@ from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.screens.hosts import HostsScreen
 from crawlscope.tui.startup import LiveCrawl, Recording
+from crawlscope.tui.widgets.hosts_table import BLOCKED
 from helpers import Handler, assert_accounted
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
@@ -33,6 +34,14 @@ async def hosts_screen(pilot: Pilot[int]) -> HostsScreen:
     screen = app.screen
     assert isinstance(screen, HostsScreen)
     return screen
+
+
+async def looked_again(pilot: Pilot[int], screen: HostsScreen) -> None:
+    """Wait until the screen has looked at its rows twice more: what it last drew is laid
+    out (a table measures its columns after a refresh, not in it)."""
+    looks = screen.looks
+    await until(pilot, lambda: screen.looks >= looks + 2, "two more looks at the rows")
+    await pilot.pause()
 
 
 async def select(pilot: Pilot[int], screen: HostsScreen, origin: str) -> None:
@@ -60,7 +69,7 @@ async def test_b_blocks_the_selected_host_and_again_unblocks_it(serve: Serve) ->
         await until(pilot, lambda: not holding(crawler, a), "host a's last request over")
         before = len(hits_a)
         await until(pilot, lambda: len(hits_b) == 31, "host b crawled to the end")
-        await until(pilot, lambda: "⛔" in screen_text(app), "the row says blocked")
+        await until(pilot, lambda: BLOCKED in screen_text(app), "the row says blocked")
         assert len(hits_a) == before < 31
         assert crawler.phase is Phase.RUNNING and crawler.accounting().balanced
         await pilot.press("b")
@@ -163,9 +172,9 @@ async def test_at_120_columns_a_blocked_host_is_whole_and_out_of_the_eta(serve: 
         # a's URLs, parked; one a worker still held when the line was drawn may follow it.
         assert 1 <= int(waits[1]) <= host_row(crawler.snapshot(), root_a).queued, line
         assert "(the queue of the unblocked hosts shrinks)" in line, line
-        await until(pilot, lambda: "⛔" in screen_text(app), "the row says blocked")
-        await pilot.pause()  # the table's columns measured again
-        assert f"⛔ {a}" in screen_text(app), "the blocked host's name is cut"
+        await until(pilot, lambda: BLOCKED in screen_text(app), "the row says blocked")
+        await looked_again(pilot, screen)
+        assert f"{BLOCKED}{a}" in screen_text(app), "the blocked host's name is cut"
         table = screen.table
         assert table.max_scroll_x == 0, f"{table.virtual_size.width} > {table.size.width}"
         assert "host" in table.columns_shown and "done" in table.columns_shown
@@ -175,7 +184,7 @@ async def test_at_120_columns_a_blocked_host_is_whole_and_out_of_the_eta(serve: 
 
 async def test_the_only_host_blocked_keeps_its_whole_name(serve: Serve) -> None:
     # Its row stays where it was and every column fits at 160: the cells are updated in
-    # place, the ⛔ widening the name.
+    # place, the mark widening the name.
     root = await serve(counted_site("p", 3, []))
     origin = root.rstrip("/")
     app = CrawlScopeApp(LiveCrawl(roots=(root,), make_config=config(1), paused=True))
@@ -187,6 +196,6 @@ async def test_the_only_host_blocked_keeps_its_whole_name(serve: Serve) -> None:
         screen.refresh_rows()  # its columns as wide as its cells before the block
         await pilot.press("b")
         await until(pilot, lambda: crawler.host_book.blocked(origin), "the host blocked")
-        await until(pilot, lambda: "⛔" in screen_text(app), "the row says blocked")
-        await pilot.pause()  # the table's columns measured again
-        assert f"⛔ {origin}" in screen_text(app), "the blocked host's name is cut"
+        await until(pilot, lambda: BLOCKED in screen_text(app), "the row says blocked")
+        await looked_again(pilot, screen)
+        assert f"{BLOCKED}{origin}" in screen_text(app), "the blocked host's name is cut"

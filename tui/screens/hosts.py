@@ -55,6 +55,7 @@ class HostsScreen(ModalScreen[None]):
             source, "process_hosts", None
         )
         self.by_process = False  # the rows of each process instead of the merged ones
+        self.looks = 0  # how many times the rows were looked at: what a test waits on
 
     def compose(self) -> ComposeResult:
         with Vertical(id="hosts-body"):
@@ -77,6 +78,7 @@ class HostsScreen(ModalScreen[None]):
         return self.query_one(HostsTable)
 
     def refresh_rows(self) -> None:
+        self.looks += 1
         snap = self.source.snapshot((), rows=False)
         hosts = snap.hosts
         if self.by_process and self.processes is not None:
