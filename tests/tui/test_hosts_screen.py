@@ -78,14 +78,24 @@ async def test_b_blocks_the_selected_host_and_again_unblocks_it(serve: Serve) ->
         assert_accounted(crawler)
 
 
-async def test_delay_and_limit_keys_act_on_the_selected_host(serve: Serve) -> None:
+async def one_paused_host(serve: Serve) -> tuple[str, CrawlScopeApp]:
+    """A small site's origin, and the app on a paused crawl of it."""
     root = await serve(counted_site("p", 3, []))
-    origin = root.rstrip("/")
     app = CrawlScopeApp(LiveCrawl(roots=(root,), make_config=config(1), paused=True))
+    return root.rstrip("/"), app
+
+
+async def on_its_row(pilot: Pilot[int], origin: str) -> tuple[Crawler, HostsScreen]:
+    crawler = await crawler_of(pilot)
+    screen = await hosts_screen(pilot)
+    await select(pilot, screen, origin)
+    return crawler, screen
+
+
+async def test_delay_and_limit_keys_act_on_the_selected_host(serve: Serve) -> None:
+    origin, app = await one_paused_host(serve)
     async with app.run_test(size=(160, 40)) as pilot:
-        crawler = await crawler_of(pilot)
-        screen = await hosts_screen(pilot)
-        await select(pilot, screen, origin)
+        crawler, _screen = await on_its_row(pilot, origin)
         await pilot.press("d", "d", "D", "l", "L", "L")
         await until(pilot, lambda: crawler.hosts.delay_of(origin) == 0.5, "delay 0.5 s")
         await until(pilot, lambda: crawler.hosts.limit_of(origin) == 7, "limit 8 - 1")
@@ -185,13 +195,9 @@ async def test_at_120_columns_a_blocked_host_is_whole_and_out_of_the_eta(serve: 
 async def test_the_only_host_blocked_keeps_its_whole_name(serve: Serve) -> None:
     # Its row stays where it was and every column fits at 160: the cells are updated in
     # place, the mark widening the name.
-    root = await serve(counted_site("p", 3, []))
-    origin = root.rstrip("/")
-    app = CrawlScopeApp(LiveCrawl(roots=(root,), make_config=config(1), paused=True))
+    origin, app = await one_paused_host(serve)
     async with app.run_test(size=(160, 40)) as pilot:
-        crawler = await crawler_of(pilot)
-        screen = await hosts_screen(pilot)
-        await select(pilot, screen, origin)
+        crawler, screen = await on_its_row(pilot, origin)
         await until(pilot, lambda: screen.table.size.width > 0, "the table laid out")
         screen.refresh_rows()  # its columns as wide as its cells before the block
         await pilot.press("b")
