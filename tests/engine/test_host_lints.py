@@ -24,6 +24,14 @@ def lints_of(snap: Snapshot) -> list[Lint]:
     return host_lints(snap.hosts, idle_workers(snap), snap.live_workers, snap.elapsed)
 
 
+def assert_kind_said_once(lint: Lint) -> None:
+    """Every place a warning is shown puts its kind before its text (`w`, the report, a
+    recording): the text must not say the kind again ("politeness-bound politeness-bound")."""
+    words = lint.kind.value.replace("-", " ")
+    start = lint.text.lower().replace("-", " ")
+    assert not start.startswith(words), f"{lint.kind.value} said twice: {lint.text!r}"
+
+
 def robots(text: str) -> Handler:
     async def handler(_request: web.Request) -> web.Response:
         return web.Response(text=text, content_type="text/plain")
@@ -88,6 +96,7 @@ async def test_a_host_that_never_answers_raises_a_retry_storm() -> None:
     (storm,) = lints_of(crawler.snapshot())
     assert storm.kind is LintKind.RETRY_STORM and storm.host == dead
     assert f"{RETRY_STORM_STREAK + 1} times in a row" in storm.text
+    assert_kind_said_once(storm)
 
 
 async def test_a_storm_ends_with_an_answer(serve: Serve) -> None:
@@ -114,7 +123,9 @@ async def test_the_crawls_own_warnings_name_the_host_that_binds_it(serve: Serve)
     assert found[0].host == root.rstrip("/") and "Crawl-delay 1 s" in found[0].text
     report = io.StringIO()
     write_report(crawler, report)
-    assert "politeness-bound" in report.getvalue()
+    assert_kind_said_once(found[0])
+    (line,) = [line for line in report.getvalue().splitlines() if "politeness-bound" in line]
+    assert line.count("politeness-bound") == 1, line
 
 
 async def test_one_worker_of_ten_at_a_gate_is_not_politeness_bound(serve: Serve) -> None:
