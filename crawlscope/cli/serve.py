@@ -129,7 +129,8 @@ def here_size() -> tuple[int, int]:
 def main(args: argparse.Namespace) -> int:
     from crawlscope.engine.plan import PlanError
     from crawlscope.engine.remote.monitor import listen
-    from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
+    from crawlscope.engine.trace.load import load_recording
+    from crawlscope.engine.trace.replay import ReplayError
 
     plan = None
     try:
@@ -147,7 +148,7 @@ def main(args: argparse.Namespace) -> int:
                 if given is not None:
                     raise PlanError(f"{why}: {flag} needs a crawl in this process")
             if args.replay is not None:
-                ReplayedCrawl.load(args.replay)  # a bad file: now, in one line
+                load_recording(args.replay)  # a bad file (of either kind): now, in one line
         elif args.redis is not None and not args.roots:
             if args.crawl_id is None:
                 raise PlanError("--redis and --crawl-id go together")
