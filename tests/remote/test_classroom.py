@@ -9,7 +9,6 @@ import asyncio
 import base64
 import contextlib
 import os
-import socket
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -19,6 +18,7 @@ from classroom_support import (
     client_session,
     cmdline,
     descendants,
+    never_reading,
     origin,
     serving,
     watching,
@@ -119,27 +119,6 @@ async def test_two_hundred_viewers_start_no_process_and_one_that_never_reads_is_
             # Every tab closed: nothing is left behind but the first viewer.
             await wait_until(lambda: first.count == 1, "199 gone", timeout=TIMEOUT)
             assert sorted(descendants(served.process.pid)) == before
-
-
-async def never_reading(page: str) -> socket.socket:
-    """A WebSocket on `page` whose reader never reads a byte (a tab whose machine froze),
-    with a small receive buffer, so what is sent to it piles up in the server."""
-    parts = urlsplit(page)
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.setblocking(False)
-    loop = asyncio.get_running_loop()
-    await loop.sock_connect(sock, (parts.hostname, parts.port))
-    key = base64.b64encode(os.urandom(16)).decode()
-    request = (
-        f"GET {parts.path}ws HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
-        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-        f"Origin: {origin(page)}\r\n\r\n"
-    )
-    await loop.sock_sendall(sock, request.encode())
-    answer = await loop.sock_recv(sock, 12)
-    assert answer == b"HTTP/1.1 101", answer
-    return sock
 
 
 async def test_a_foreign_origin_and_null_are_refused_and_the_501st_viewer_is_told_why() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import secrets
 from collections.abc import Callable
 from importlib import resources
@@ -109,7 +110,7 @@ class Pages:
         refusal = page_refusal(request, self.allow_origins, "this class", "the class page's")
         if refusal is not None:
             raise web.HTTPForbidden(text=refusal)
-        if self.relay.full:
+        if not lecturer and self.relay.full:  # the lecturer always gets in
             limit = self.relay.limits.max_viewers
             raise web.HTTPServiceUnavailable(
                 text=f"this class is full ({limit} viewers, --max-viewers); try again later\n"
@@ -129,10 +130,14 @@ class Pages:
         return ws
 
     def _typed(self, text: str) -> None:
-        """A lecturer's message: `["stdin", KEYS]`; anything else is ignored."""
+        """A lecturer's message: `["stdin", KEYS]`; anything else is ignored. Its size is
+        bounded by the socket (MAX_KEYS_MESSAGE), its nesting here before it is parsed:
+        one list, so 30,000 `[` cost a scan, not the parser's recursion."""
+        if _nested(text) > 1:
+            return
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return
         if (
             isinstance(message, list)
@@ -141,6 +146,16 @@ class Pages:
             and isinstance(message[1], str)
         ):
             self.keys(message[1].encode("utf-8", "replace"))
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _nested(text: str) -> int:
+    """How many lists and objects `text` opens outside its strings (an upper bound of how
+    deep it nests)."""
+    bare = _STRING.sub("", text)
+    return bare.count("[") + bare.count("{")
 
 
 PAGE = """<!doctype html>

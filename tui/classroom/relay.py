@@ -101,7 +101,9 @@ class Relay:
 
     @property
     def full(self) -> bool:
-        return len(self.viewers) >= self.limits.max_viewers
+        """Whether the class has all the viewers it may: the lecturer's sockets are not
+        counted against the cap, and are never refused for it (pages.py)."""
+        return sum(not v.lecturer for v in self.viewers) >= self.limits.max_viewers
 
     def output(self, data: bytes) -> None:
         """What the screen drew, gathered for a moment (BATCH_SECONDS): a frame comes
