@@ -118,6 +118,13 @@ def origin(page: str) -> str:
     return "{0.scheme}://{0.netloc}".format(urlsplit(page))
 
 
+def cells(screen: pyte.Screen) -> list[list[tuple[object, ...]]]:
+    """Every cell of `screen` as (character, colours, attributes): what a viewer sees,
+    not only its text."""
+    return [[tuple(screen.buffer[y][x]) for x in range(screen.columns)]
+            for y in range(screen.lines)]  # fmt: skip
+
+
 @dataclass
 class Watcher:
     """A viewer of a class: its socket, every byte it was sent, its screen."""
@@ -147,6 +154,9 @@ class Watcher:
 
     def text(self) -> str:
         return "\n".join(self.screen.display)
+
+    def cells(self) -> list[list[tuple[object, ...]]]:
+        return cells(self.screen)
 
     def shows(self, words: str) -> bool:
         return words in self.text()

@@ -45,6 +45,7 @@ async def test_a_late_joiner_sees_step_ten_of_the_lecture_at_once() -> None:
             async with watching(client, served.class_page) as late:
                 await wait_until(lambda: late.shows("step 10 "), "step 10", timeout=TIMEOUT)
                 assert late.text() == lecturer.text()
+                assert late.cells() == lecturer.cells()  # the colours too
 
 
 async def test_the_lecture_served_has_the_workers_asked_for() -> None:

@@ -12,9 +12,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import aiohttp
+import pyte
 import pytest
 from aiohttp import web
-from classroom_support import never_reading
+from classroom_support import cells, never_reading
 
 from crawlscope.tui.classroom.limits import ClassLimits
 from crawlscope.tui.classroom.model import ScreenModel
@@ -172,3 +173,15 @@ async def test_a_viewer_with_too_many_bytes_in_the_kernel_is_dropped_by_a_look()
             assert dropped_by == "a look", f"dropped by {dropped_by}"
         finally:
             sock.close()
+
+
+def test_a_late_joiners_screen_has_the_colours_and_attributes_of_the_model() -> None:
+    model = ScreenModel(40, 4)
+    model.feed(
+        b"\x1b[31mred\x1b[0m \x1b[1;44mbold on blue\x1b[0m\r\n"
+        b"\x1b[38;5;214morange\x1b[0m \x1b[48;2;10;20;30mtrue\x1b[0m \x1b[7;4mrev\x1b[0m"
+    )
+    joiner = pyte.Screen(40, 4)
+    pyte.ByteStream(joiner).feed(model.serialised())
+    assert cells(joiner) == cells(model.screen)
+    assert joiner.buffer[0][0].fg == "red" and joiner.buffer[1][0].fg != "default"
