@@ -162,10 +162,20 @@ def test_an_origin_is_compared_in_one_form(text: str, origin: str) -> None:
     assert origin_of(text) == origin
 
 
-@pytest.mark.parametrize("text", ["evil.example", "ftp://h", "http://h/page", "http://h:x"])
+BAD_ORIGINS = ["http://a b", "http://" + "a" * 10_000, "http://a\u202eb.example",
+               "http://a\x1bb", "http://-a.example", "http://a..b"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["evil.example", "ftp://h", "http://h/page", "http://h:x", *BAD_ORIGINS],
+    ids=lambda text: text[:20],
+)
 def test_a_bad_origin_is_a_clear_error(text: str) -> None:
-    with pytest.raises(ValueError, match="origin"):
+    with pytest.raises(ValueError, match="origin") as refused:
         origin_of(text)
+    said = str(refused.value)
+    assert said.isprintable() and "\u202e" not in said and len(said) < 300, said
 
 
 @pytest.mark.parametrize("query", ["?token=", "?token", "?token=x"])
@@ -497,3 +507,16 @@ def test_a_bad_origin_option_is_refused_before_anything_starts() -> None:
     assert done.returncode == 2
     assert "--allow-origin: not an origin: 'evil'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [("crawl", "http://127.0.0.1:9/", "--monitor", "0"),
+                                     ("serve", "--port", "0")])  # fmt: skip
+@pytest.mark.parametrize("bad", BAD_ORIGINS[:3], ids=["space", "long", "bidi"])
+def test_an_origin_with_a_space_a_long_host_or_bidi_is_one_line(
+    command: tuple[str, ...], bad: str
+) -> None:
+    done = run_cli(*command, "--allow-origin", bad)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "--allow-origin: not an origin:" in line and "\u202e" not in line
+    assert len(line) < 400 and "Traceback" not in done.stderr
