@@ -56,7 +56,9 @@ async def test_the_lecture_served_has_the_workers_asked_for() -> None:
             assert student.shows("slot 4 ") and not student.shows("slot 5 ")
 
 
-async def test_the_lecturers_keys_steer_and_the_class_keys_change_nothing() -> None:
+async def test_the_class_sees_the_crawl_start_when_the_lecturer_presses_p() -> None:
+    # A crawl served to a class starts paused (--running starts it at once); only the
+    # lecturer's keys act on it.
     with serving("--max-tasks", "2", wanted=("serving", "lecturer", "monitor")) as served:
         monitor = RemoteCrawl(served.lines["monitor"].split("?")[0])
         eye = asyncio.create_task(monitor.run())
@@ -67,8 +69,13 @@ async def test_the_lecturers_keys_steer_and_the_class_keys_change_nothing() -> N
                 watching(client, served.class_page) as student,
             ):
                 await wait_until(monitor.ready.is_set, "the monitor's first frame", timeout=TIMEOUT)
-                await wait_until(lambda: student.shows("RUNNING"), "the crawl", timeout=TIMEOUT)
-                # The student's p (pause) and its round trip: the server has read it,
+                await wait_until(
+                    lambda: student.shows("PAUSED") or student.shows("RUNNING"), "the crawl",
+                    timeout=TIMEOUT,
+                )  # fmt: skip
+                assert student.shows("PAUSED"), "the crawl started before the class watched"
+                assert monitor.snapshot().paused_all and monitor.snapshot().accounting.done == 0
+                # The student's p (resume) and its round trip: the server has read it,
                 # and written it to the screen if it were going to.
                 await student.keys("p")
                 await student.ws.ping()
@@ -78,17 +85,17 @@ async def test_the_lecturers_keys_steer_and_the_class_keys_change_nothing() -> N
                     lambda: len(monitor.snapshot().workers) == 3, "the lecturer's a",
                     timeout=TIMEOUT,
                 )  # fmt: skip
-                assert not monitor.snapshot().paused_all, "a student paused the crawl"
+                assert monitor.snapshot().paused_all, "a student resumed the crawl"
                 await lecturer.keys("p")
-                await wait_until(lambda: monitor.snapshot().paused_all, "p", timeout=TIMEOUT)
+                await wait_until(lambda: not monitor.snapshot().paused_all, "p", timeout=TIMEOUT)
                 for each in (lecturer, student):
-                    await wait_until(lambda w=each: w.shows("PAUSED"), "PAUSED", timeout=TIMEOUT)
+                    await wait_until(lambda w=each: w.shows("RUNNING"), "RUNNING", timeout=TIMEOUT)
         finally:
             eye.cancel()
 
 
 async def test_two_hundred_viewers_start_no_process_and_one_that_never_reads_is_dropped() -> None:
-    with serving("--max-tasks", "3", "--latency", "0.05") as served:
+    with serving("--max-tasks", "3", "--latency", "0.05", "--running") as served:
         async with client_session() as client, watching(client, served.class_page) as first:
             await wait_until(lambda: first.shows("RUNNING"), "the crawl", timeout=TIMEOUT)
             before = sorted(descendants(served.process.pid))
@@ -156,7 +163,7 @@ def upgrade(page_origin: str) -> dict[str, str]:
 
 
 async def test_the_lecturers_path_is_on_no_class_page_nor_command_line() -> None:
-    with serving("--size", "100x30") as served:
+    with serving("--size", "100x30", "--running") as served:
         key = urlsplit(served.lecturer_page).path.split("/")[2]
         async with client_session() as client:
             async with client.get(served.class_page) as page:

@@ -134,7 +134,7 @@ def assert_secret_nowhere(serve: Serve, secret: str, *, itself: bool = False) ->
 
 
 async def test_the_lecturers_tab_steers_with_a_token_on_no_command_line() -> None:
-    with serve("--max-tasks", "2") as served:
+    with serve("--max-tasks", "2", "--running") as served:
         await wait_until(lambda: "monitor" in served.lines, "the monitor: line", timeout=TIMEOUT)
         monitor = served.lines["monitor"]
         token = parse_qs(urlsplit(monitor).query)["token"][0]
