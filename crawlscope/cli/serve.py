@@ -140,7 +140,7 @@ def here_size() -> tuple[int, int]:
 def main(args: argparse.Namespace) -> int:
     from crawlscope.engine.plan import PlanError
     from crawlscope.engine.remote.monitor import listen
-    from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
+    from crawlscope.engine.trace.replay import ReplayError
 
     plan = None
     try:
@@ -158,7 +158,7 @@ def main(args: argparse.Namespace) -> int:
                 if given is not None:
                     raise PlanError(f"{why}: {flag} needs a crawl in this process")
             if args.replay is not None:
-                ReplayedCrawl.load(args.replay)  # a bad file: now, in one line
+                _recording(args.replay)  # a bad file: now, in one line
         elif args.redis is not None and not args.roots:
             if args.crawl_id is None:
                 raise PlanError("--redis and --crawl-id go together")
@@ -205,6 +205,26 @@ def main(args: argparse.Namespace) -> int:
         return serve.serve_cluster(sock, args.redis, args.crawl_id, settings, plan, args.report)
     assert plan is not None
     return serve.serve_crawl(sock, plan, args.report, settings)
+
+
+def _recording(path: str) -> None:
+    """Read the recording at `path` as `crawlscope replay` will play it, a lecture's or a
+    crawl's (told apart as replay tells them); ReplayError or PlanError says why not."""
+    from crawlscope.engine.lecture.replay import (
+        LectureReplayError,
+        is_lecture_recording,
+        load_lecture,
+    )
+    from crawlscope.engine.plan import PlanError
+    from crawlscope.engine.trace.replay import ReplayedCrawl
+
+    if not is_lecture_recording(path):
+        ReplayedCrawl.load(path)
+        return
+    try:
+        load_lecture(path)
+    except LectureReplayError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def _refuse_crawl_options(args: argparse.Namespace, why: str) -> None:

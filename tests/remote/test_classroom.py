@@ -9,6 +9,7 @@ import asyncio
 import base64
 import contextlib
 import os
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -24,8 +25,10 @@ from classroom_support import (
     watching,
 )
 
+from crawlscope.engine.lecture.replay import load_lecture
 from crawlscope.engine.remote.client import RemoteCrawl
 from crawlscope.tui.waiting import wait_until
+from helpers import run_cli
 
 
 async def test_a_late_joiner_sees_step_ten_of_the_lecture_at_once() -> None:
@@ -46,6 +49,19 @@ async def test_a_late_joiner_sees_step_ten_of_the_lecture_at_once() -> None:
                 await wait_until(lambda: late.shows("step 10 "), "step 10", timeout=TIMEOUT)
                 assert late.text() == lecturer.text()
                 assert late.cells() == lecturer.cells()  # the colours too
+
+
+async def test_serve_plays_a_lecture_recording_as_replay_does(tmp_path: Path) -> None:
+    recording = tmp_path / "lecture.jsonl"
+    made = run_cli("lecture", "--record", str(recording), "--headless", "--steps", "5")
+    assert made.returncode == 0, made.stderr
+    steps = len(load_lecture(str(recording)).steps)
+    with serving("--replay", str(recording)) as served:
+        async with client_session() as client, watching(client, served.class_page) as student:
+            await wait_until(
+                lambda: f"of {steps}" in student.text(), "the lecture's replay", timeout=TIMEOUT,
+                describe=student.text,
+            )  # fmt: skip
 
 
 async def test_the_lecture_served_has_the_workers_asked_for() -> None:
