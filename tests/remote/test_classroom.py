@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp
+import pytest
 from classroom_support import (
     TIMEOUT,
     Watcher,
@@ -62,6 +63,19 @@ async def test_serve_plays_a_lecture_recording_as_replay_does(tmp_path: Path) ->
                 lambda: f"of {steps}" in student.text(), "the lecture's replay", timeout=TIMEOUT,
                 describe=student.text,
             )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "flood", ["\x1b" * 33_999, "\x1b[" * 17_000, "\x1b[A" * 11_000], ids=["esc", "csi", "up"]
+)
+async def test_after_34_kb_of_escape_sequences_the_lecturers_next_key_acts(flood: str) -> None:
+    # Written as JSON, the ESC of each is 6 bytes: 200 KB on the lecturer's socket.
+    with serving("--lecture") as served:
+        async with client_session() as client, watching(client, served.lecturer_page) as lecturer:
+            await wait_until(lambda: lecturer.shows("step 0 "), "the lecture", timeout=TIMEOUT)
+            await lecturer.keys(flood)
+            await lecturer.keys("n")
+            await wait_until(lambda: lecturer.shows("step 1 "), "the n after it", timeout=30)
 
 
 async def test_the_lecture_served_has_the_workers_asked_for() -> None:

@@ -20,9 +20,14 @@ from aiohttp import WSMsgType, web
 
 from crawlscope.engine.remote.monitor import page_refusal
 
+from .cuts import whole_keys
+from .pty_screen import MAX_PENDING_KEYS
 from .relay import Relay, Viewer
 
-MAX_KEYS_MESSAGE = 64 * 1024  # a paste; more is refused by the socket
+# A paste of as many keys as the screen holds pending (pty_screen.py), each written the
+# longest JSON writes one (\u001b: 6 bytes for the ESC of every escape sequence); more is
+# refused by the socket. 64 KiB took a 34 KB paste of escape sequences, and closed it.
+MAX_KEYS_MESSAGE = 6 * MAX_PENDING_KEYS + 64
 STATIC = ("xterm.js", "xterm.css", "page.js", "LICENSE")
 TYPES = {".js": "text/javascript", ".css": "text/css"}
 
@@ -145,7 +150,7 @@ class Pages:
             and message[0] == "stdin"
             and isinstance(message[1], str)
         ):
-            self.keys(message[1].encode("utf-8", "replace"))
+            self.keys(whole_keys(message[1].encode("utf-8", "replace")))
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
