@@ -30,9 +30,12 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from crawlscope.engine.cluster.embedded import _hold_lock, sweep_stale
 from crawlscope.engine.plan import CrawlEnded, CrawlPlan, OpenCrawl, PlanError
 from crawlscope.engine.records import describe_fault
+from crawlscope.engine.remote.monitor import RELAY
+from crawlscope.engine.remote.protocol import VIEWER_PARAM
 from crawlscope.engine.report import write_report
 from crawlscope.engine.text import printable
 
+from .classroom.relay import Relay
 from .classroom.session import ClassSettings, run_class
 from .cluster_view import ClusterAttached
 
@@ -185,10 +188,16 @@ async def _serve_crawl(
         assert monitor is not None  # serve's plans always have one
         print(f"monitor: {monitor.url}", file=sys.stderr, flush=True)
         with secret_file(monitor.token) as token_file:
+            # The screen's bar counts what the class's bar does: the browsers watching.
+            screen_url = f"{monitor.view_url}?{VIEWER_PARAM}={RELAY}"
             argv = screen_command(
-                "attach", monitor.view_url, "--secret-file", token_file, *_fps(settings)
+                "attach", screen_url, "--secret-file", token_file, *_fps(settings)
             )
-            return await run_class(sock, argv, settings, stop, _where(sock))
+
+            def shown(relay: Relay) -> None:
+                monitor.relayed = relay.addresses
+
+            return await run_class(sock, argv, settings, stop, _where(sock), shown)
 
     return await _serving(plan, report, pages)
 

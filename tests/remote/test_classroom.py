@@ -78,6 +78,23 @@ async def test_after_34_kb_of_escape_sequences_the_lecturers_next_key_acts(flood
             await wait_until(lambda: lecturer.shows("step 1 "), "the n after it", timeout=30)
 
 
+async def test_the_screen_and_the_page_count_the_same_browsers() -> None:
+    # The screen (attach, a viewer of the crawl's monitor) is not counted as a viewer:
+    # the browsers it is shown in are, as on the class's page.
+    with serving("--max-tasks", "1") as served:
+        async with (
+            client_session() as client,
+            watching(client, served.lecturer_page) as lecturer,
+            watching(client, served.class_page) as student,
+        ):
+            await wait_until(
+                lambda: student.count == 2 and student.shows("2 viewers: 127.0.0.1 x2"),
+                "both bars at 2", timeout=TIMEOUT, describe=lambda: f"page: {student.count}, "
+                f"screen: {[row for row in student.screen.display if 'viewer' in row]}",
+            )  # fmt: skip
+            assert lecturer.count == 2
+
+
 async def test_the_lecture_served_has_the_workers_asked_for() -> None:
     # Five: every stage's slots, where the lecture's own default is three.
     with serving("--lecture", "--max-tasks", "5") as served:

@@ -148,8 +148,8 @@ async def test_the_lecturers_tab_steers_with_a_token_on_no_command_line() -> Non
                 await wait_until(watcher.ready.is_set, "the watcher's first frame")
                 assert_secret_nowhere(served, token)
                 # The class's one screen had the token all the same: the lecturer's p
-                # pauses the crawl. (The screen and this watcher: two, whatever the tabs.)
-                await wait_until(lambda: len(watcher.viewers) == 2, "the screen attached")
+                # pauses the crawl. (The two tabs the screen is shown in, and this watcher.)
+                await wait_until(lambda: len(watcher.viewers) == 3, "the screen attached")
                 await lecturer.ws.send_str(json.dumps(["stdin", "p"]))
                 await wait_until(lambda: watcher.snapshot().paused_all, "p paused the crawl")
                 files = assert_secret_nowhere(served, token)

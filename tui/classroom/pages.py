@@ -124,7 +124,7 @@ class Pages:
         # (relay.frame), and compressing them would take a compressor for each.
         ws = web.WebSocketResponse(max_msg_size=MAX_KEYS_MESSAGE, heartbeat=20.0, compress=False)
         await ws.prepare(request)
-        viewer = Viewer(ws, request.transport, lecturer)
+        viewer = Viewer(ws, request.transport, lecturer, request.remote or "?")
         self.relay.join(viewer)
         try:
             async for message in ws:
@@ -182,7 +182,7 @@ PAGE = """<!doctype html>
 </head>
 <body>
 <div id="bar">crawlscope &middot; <span id="role">{role}</span> &middot;
-<span id="count">0</span> watching<span id="state"></span></div>
+<span id="count">0</span> browsers watching<span id="state"></span></div>
 <div id="screen" data-settings="{settings}"></div>
 <script src="/static/xterm.js"></script>
 <script src="/static/page.js"></script>

@@ -45,6 +45,7 @@ class Viewer:
     ws: web.WebSocketResponse
     transport: asyncio.Transport | None
     lecturer: bool
+    address: str = "?"  # where the browser watches from
     behind_since: float | None = None
     count_sent: int = -1
 
@@ -98,6 +99,10 @@ class Relay:
             self._flushing.cancel()
         for viewer in list(self.viewers):
             self.drop(viewer)
+
+    def addresses(self) -> list[str]:
+        """Where each browser watching is (the lecturer's included)."""
+        return [viewer.address for viewer in self.viewers]
 
     @property
     def full(self) -> bool:
