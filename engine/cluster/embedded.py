@@ -48,17 +48,17 @@ def _hold_lock(folder: Path) -> int:
     return fd
 
 
-def sweep_stale(where: Path) -> list[Path]:
+def sweep_stale(where: Path, prefix: str = PREFIX) -> list[Path]:
     """Remove this user's folders of crawls that ended without removing them (killed -9):
-    those whose lock no process holds. Another user's, a link, or a folder with no lock
-    file (one being made) is left alone. The folders removed."""
+    those named `prefix`... whose lock no process holds. Another user's, a link, or a
+    folder with no lock file (one being made) is left alone. The folders removed."""
     removed: list[Path] = []
     try:
         entries = list(where.iterdir())
     except OSError:
         return removed
     for folder in entries:
-        if not folder.name.startswith(PREFIX):
+        if not folder.name.startswith(prefix):
             continue
         try:
             info = folder.lstat()
@@ -78,12 +78,13 @@ def sweep_stale(where: Path) -> list[Path]:
     return removed
 
 
-def _end_with_parent() -> None:
-    """In the new server, before it runs: SIGTERM when the thread that started it ends, so
-    a crawlscope killed with -9 leaves no server behind (Linux; elsewhere, nothing)."""
+def _end_with_parent(sig: int = signal.SIGTERM) -> None:
+    """In the new server, before it runs: SIGTERM (or `sig`) when the thread that started
+    it ends, so a crawlscope killed with -9 leaves no server behind (Linux; elsewhere,
+    nothing)."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(PR_SET_PDEATHSIG, sig)
 
 
 class EmbeddedRedisError(RuntimeError):
