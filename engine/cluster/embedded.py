@@ -7,7 +7,7 @@ by every user). Nothing is kept on disk: the crawl's Redis lives as long as the 
 `stop()` ends the server and removes the folder, socket included.
 
 A crawlscope killed with -9 cannot remove its folder (its server dies with it: see
-`_end_with_parent`). Each folder holds a lock its crawl keeps for as long as it runs; the
+`end_with_parent`). Each folder holds a lock its crawl keeps for as long as it runs; the
 next `--procs` crawl of the same user removes every folder whose lock nobody holds.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import functools
 import os
 import secrets
 import shutil
@@ -78,13 +79,16 @@ def sweep_stale(where: Path, prefix: str = PREFIX) -> list[Path]:
     return removed
 
 
-def _end_with_parent(sig: int = signal.SIGTERM) -> None:
-    """In the new server, before it runs: SIGTERM (or `sig`) when the thread that started
-    it ends, so a crawlscope killed with -9 leaves no server behind (Linux; elsewhere,
-    nothing)."""
+def end_with_parent(parent: int, sig: int = signal.SIGTERM) -> None:
+    """In a new child process, before it runs (a preexec_fn): SIGTERM (or `sig`) when the
+    thread that started it ends, so a crawlscope killed with -9 leaves nothing behind
+    (Linux; elsewhere, nothing). `parent` is the starter's pid: a parent that died before
+    the prctl took effect is caught by asking who the parent is now."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, sig)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), sig)
 
 
 class EmbeddedRedisError(RuntimeError):
@@ -151,7 +155,7 @@ class EmbeddedRedis:
             self.proc = subprocess.Popen(
                 [binary, str(conf)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                start_new_session=True, preexec_fn=_end_with_parent,
+                start_new_session=True, preexec_fn=functools.partial(end_with_parent, os.getpid()),
             )  # fmt: skip
         except OSError as exc:
             self.stop()

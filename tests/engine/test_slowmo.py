@@ -8,12 +8,13 @@ from collections import Counter
 
 from aiohttp import web
 from host_sites import counted_site, host_row
-from timing_support import Serve, until
+from timing_support import Serve
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import SLOWED, Crawler
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.workers import WorkerState
+from helpers import until
 
 
 async def test_a_slowed_crawl_of_the_demo_site_shows_a_real_await_while_it_lingers() -> None:

@@ -18,7 +18,7 @@ import struct
 import termios
 from collections.abc import Callable
 
-from crawlscope.engine.cluster.embedded import _end_with_parent
+from crawlscope.engine.cluster.embedded import end_with_parent
 
 READ_SIZE = 64 * 1024
 MAX_PENDING_KEYS = 64 * 1024  # keys the app has not read yet; a paste beyond is cut
@@ -61,7 +61,7 @@ class ScreenProcess:
             self.process = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=slave, stdout=slave, stderr=slave,
                 env=env, start_new_session=True,
-                preexec_fn=functools.partial(_end_with_parent, signal.SIGKILL),
+                preexec_fn=functools.partial(end_with_parent, os.getpid(), signal.SIGKILL),
             )  # fmt: skip
         except BaseException:
             os.close(master)
