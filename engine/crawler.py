@@ -36,6 +36,7 @@ from .politeness import HostGate, RobotsCache, crawl_delay_note
 from .records import Fault, FetchRecord, describe_exception, media_type
 from .redirects import Chain
 from .sitemaps import SitemapLimits, SitemapReader
+from .slowmo import Linger
 from .snapshot import Accounting, Phase, Snapshot
 from .timing import timed
 from .turns import Turns
@@ -49,7 +50,7 @@ PARSE_IN_THREAD_BYTES = 256 * 1024
 # and under the GIL more threads would parse no faster (bench/linkdense.py).
 PARSE_THREADS = 2
 
-# Marks a "suspended at" read during a slow-motion linger (see _step).
+# Marks a "suspended at" read during a slow-motion linger (engine/slowmo.py).
 SLOWED = "(slowed)"
 
 # Failures worth another try: the connection or the transfer, not a malformed answer
@@ -253,24 +254,16 @@ class Crawler:
 
     def _enter(self, w: Worker, state: WorkerState) -> None:
         now = time.monotonic()
-        w.timing.moved(w.state, now - w.since, state, w.url, now)
+        # Its time in the state it leaves, the slow motion's lingers left out.
+        lingered, w.lingered_then = w.lingered - w.lingered_then, w.lingered
+        w.timing.moved(w.state, now - w.since - lingered, state, w.url, now)
         w.state = state
         w.since = now
-        w.awaited = ""
+        # In slow motion it lingers inside its first real await in `state` (slowmo.py).
+        w.owed = True
         self._touch(w)
-        if self.slowmo:
-            # Runs once this worker's task next gives the loop back: at its first real
-            # await in the new state, which the linger after it will show.
-            asyncio.get_running_loop().call_soon(self._note_await, w)
         if self.state_listeners:
             self._notify(w)
-
-    def _note_await(self, w: Worker) -> None:
-        if w.lingering or w.awaited:
-            return  # it did not suspend before lingering, or the first await is noted
-        point = suspension_point(w.task)
-        if point.state == "suspended":
-            w.awaited = str(point)
 
     def _notify(self, w: Worker | None) -> None:
         self.state_listeners.tell(w)
@@ -281,18 +274,7 @@ class Crawler:
             self._notify(None)
 
     async def _step(self, w: Worker, state: WorkerState) -> None:
-        if self.slowmo:
-            await self._linger(w)
         self._enter(w, state)
-
-    async def _linger(self, w: Worker) -> None:
-        """Slow motion: hold the worker after the work of its state, before it moves on,
-        so that its row shows the state just done and the await made in it (_where)."""
-        w.lingering = True
-        try:
-            await asyncio.sleep(self.slowmo)
-        finally:
-            w.lingering = False
 
     async def _hold_if_paused(self, w: Worker) -> None:
         while not w.go.is_set():
@@ -339,7 +321,7 @@ class Crawler:
             raise
 
     async def _fetch(self, w: Worker, url: str, max_redirect: int) -> None:
-        t_start = time.time()
+        t_start, lingered = time.time(), w.lingered
         refused = self.ledger.refusal(url)
         if refused is not None:
             self._drop(w, url, refused)  # from a state file or Redis, and against the rules
@@ -349,12 +331,8 @@ class Crawler:
         if crawl_delay is None:
             return  # refused by robots.txt: filtered, not fetched
         got = await self._answer(w, url, origin, crawl_delay, t_start)
-        # In slow motion the last state of a fetch lingers too, before the URL leaves the
-        # worker (the next state, waiting, is entered with no linger).
         if isinstance(got, FetchRecord):
-            if self.slowmo:
-                await self._linger(w)
-            self._finish(w, got)  # no answer after max_tries
+            self._finish(w, _unlingered(got, w.lingered - lingered))  # no answer after max_tries
             return
         answer, tries = got
         parse_here = False
@@ -362,8 +340,6 @@ class Crawler:
             await self._step(w, WorkerState.PARSING)
             answer = await self._parse_big_page(url, answer)
             parse_here = answer.parsed is None
-        if self.slowmo:
-            await self._linger(w)
         if parse_here:
             # The ledger parses it next, on the loop: with no await in between, the turn
             # covers that parse.
@@ -371,7 +347,7 @@ class Crawler:
         record, new = self.ledger.answered(url, max_redirect, answer, tries, w.id, t_start)
         for pair in new:
             self._put(pair)  # the chapter's put, right where the links are found
-        self._finish(w, record)
+        self._finish(w, _unlingered(record, w.lingered - lingered))
 
     async def _robots_allow(self, w: Worker, url: str, origin: str) -> float | None:
         """The Crawl-delay to keep if robots.txt allows `url`; None (and filtered) if not."""
@@ -382,8 +358,6 @@ class Crawler:
             await self._step(w, WorkerState.ROBOTS)
             rules = await self.robots.rules(origin)
         if not rules.allows(url):
-            if self.slowmo:
-                await self._linger(w)
             self._drop(w, url, rules.refusal)
             return None
         return self.robots.crawl_delay(origin)  # capped, and recorded
@@ -454,7 +428,7 @@ class Crawler:
         if not self.hosts.enter_now(origin, crawl_delay):
             await self._step(w, WorkerState.THROTTLED)
             await self.hosts.enter(origin, crawl_delay)
-        started = time.monotonic()
+        started, lingered = time.monotonic(), w.lingered
         # The URL holds "***" for a password; the root's own goes in the header (and
         # aiohttp's errors, which quote the URL sent, show none).
         target, authorization = self.config.credentials.request(url)
@@ -471,7 +445,8 @@ class Crawler:
         finally:
             TRYING.reset(trying)
             self.hosts.leave(origin)
-        self.host_book.answered(origin, time.monotonic() - started)
+        # The server's time: a slow motion's lingers are the viewer's (engine/slowmo.py).
+        self.host_book.answered(origin, time.monotonic() - started - (w.lingered - lingered))
         return response, body, problem
 
     async def _read_body(self, response: aiohttp.ClientResponse) -> tuple[bytes, str | None]:
@@ -522,6 +497,7 @@ class Crawler:
             w.go.set()
         # Timed: each resume of its coroutine is measured (engine/timing.py).
         w.timing.on_long = lambda ns, gc, frame: self.health.long_step(w, ns, gc, frame)
+        w.timing.hold = Linger(w, lambda: self.slowmo)  # slow motion (engine/slowmo.py)
         w.task = asyncio.create_task(timed(self._work(w), w.timing), name=f"worker-{w.id}")
         w.task.add_done_callback(lambda task: self._worker_ended(w, task))
         self.workers[w.id] = w
@@ -605,6 +581,11 @@ class Crawler:
 
     def set_slowmo(self, seconds: float) -> None:
         self.slowmo = seconds
+
+    def knows_host(self, origin: str) -> bool:
+        """Has the crawl met `origin` (a URL of it queued, taken or fetched)? The hosts
+        controls refuse one it has not (engine/host_controls.py)."""
+        return bool(origin) and origin in self.host_book.hosts
 
     def block_host(self, origin: str) -> bool:
         """Fetch nothing more from `origin` (a request under way ends); its URLs wait."""
@@ -743,11 +724,18 @@ class Crawler:
 
 
 def _where(w: Worker) -> str:
-    """Where the worker's coroutine is suspended; while it lingers in slow motion, the
-    await it lingers after, not the linger's own sleep."""
-    if w.lingering:
-        return f"{SLOWED} {w.awaited or 'not suspended'}"
-    return str(suspension_point(w.task))
+    """Where the worker's coroutine is suspended; in slow motion, held in an await that
+    is done (engine/slowmo.py), that await marked as slowed."""
+    where = str(suspension_point(w.task))
+    return f"{SLOWED} {where}" if w.lingering else where
+
+
+def _unlingered(record: FetchRecord, lingered: float) -> FetchRecord:
+    """`record` timed as the fetch took, without the slow motion's lingers in it: its
+    start moves on by the time lingered, its end stays."""
+    if lingered:
+        record.t_start = min(record.t_start + lingered, record.t_end)
+    return record
 
 
 def _detail(w: Worker, now: float) -> WorkerDetail:

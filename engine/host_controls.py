@@ -2,7 +2,10 @@
 a cluster view through Redis): checked here, once for both, before the crawl acts.
 
 An origin longer than any real one, a delay of hours, a limit in the millions or a value
-of the wrong type is refused with a reason, never acted on.
+of the wrong type is refused with a reason, never acted on; so is a host the crawl never
+met, where the crawl can tell (`knows_host`): a control on a typo would answer "ok", act on
+nothing and add a row for a host nobody crawls. A cluster's processes take a control the
+others met (`ahead`): each blocks or slows the host before it meets it.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from typing import Protocol
+
+from .text import printable
 
 MAX_ORIGIN = 300  # characters: scheme, a 253-character name and a port
 MAX_HOST_DELAY = 600.0  # seconds between two requests to one host, at most
@@ -29,12 +34,16 @@ class HostSteering(Protocol):
 
 
 def host_control(
-    controls: HostSteering, name: str, args: Mapping[str, object]
+    controls: HostSteering, name: str, args: Mapping[str, object], ahead: bool = False
 ) -> Callable[[], object]:
-    """The call that carries out control `name`; ValueError, in words, if it is not one."""
+    """The call that carries out control `name`; ValueError, in words, if it is not one
+    or (unless `ahead`) its host is one the crawl never met."""
     origin = args.get("host")
     if not isinstance(origin, str) or not 0 < len(origin) <= MAX_ORIGIN:
         raise ValueError(f"host must be an origin of at most {MAX_ORIGIN} characters")
+    knows_host: Callable[[str], bool] | None = getattr(controls, "knows_host", None)
+    if not ahead and knows_host is not None and not knows_host(origin):
+        raise ValueError(f"no host {printable(origin)} in this crawl")
     if name == "block_host":
         return lambda: controls.block_host(origin)
     if name == "unblock_host":

@@ -48,7 +48,7 @@ def politeness_bound(
     host = max(gated, key=lambda h: h.waiting)
     origin = printable(host.origin)
     text = (
-        f"politeness-bound: {host.waiting} of {live_workers} workers wait on {origin}"
+        f"{host.waiting} of {live_workers} workers wait on {origin}"
         f" ({_why(host)}), {idle} idle on q.get()"
     )
     return Lint(LintKind.POLITENESS, t, text, host=host.origin)
@@ -72,7 +72,7 @@ def retry_storms(hosts: Sequence[HostView], t: float) -> list[Lint]:
         Lint(
             LintKind.RETRY_STORM,
             t,
-            f"retry storm: {printable(host.origin)} gave no answer {host.streak} times in a row"
+            f"{printable(host.origin)} gave no answer {host.streak} times in a row"
             f" ({host.errors} of its {host.tries} requests failed)",
             host=host.origin,
         )

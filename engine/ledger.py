@@ -20,7 +20,7 @@ from urllib.parse import unquote
 from yarl import URL
 
 from .config import CrawlConfig
-from .links import is_html, known_charset, parse_links
+from .links import is_html, is_text, known_charset, parse_links
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd, RedirectLog
 from .snapshot import Accounting
@@ -216,7 +216,10 @@ class Ledger:
         next_url = None
         exception = answer.problem
         # Only a real codec's name: the header's raw text is untrusted and may be anything.
-        encoding = known_charset(answer.charset) or "utf-8"
+        # A PDF or a PNG is bytes: it has no encoding, whatever charset the header claims.
+        encoding = (
+            (known_charset(answer.charset) or "utf-8") if is_text(answer.content_type) else None
+        )
         links: list[str] = []
         if answer.problem is None and answer.status in REDIRECT_STATUSES:
             location = answer.location

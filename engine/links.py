@@ -28,12 +28,26 @@ from yarl import URL
 from .urls import normalize
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# Types of text outside text/*: a body of any other type is bytes, with no encoding.
+TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript",
+                        "application/ecmascript", "application/x-javascript"})  # fmt: skip
 
 warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)
 
 
 def is_html(content_type: str | None) -> bool:
     return content_type in HTML_TYPES
+
+
+def is_text(content_type: str | None) -> bool:
+    """Whether a body of `content_type` (lower case, no parameters) is text."""
+    if not content_type:
+        return False
+    return (
+        content_type.startswith("text/")
+        or content_type in TEXT_TYPES
+        or content_type.endswith(("+xml", "+json"))
+    )
 
 
 def known_charset(charset: str | None) -> str | None:

@@ -191,7 +191,7 @@ class LoopHealth:
         if not self._stall_told and now - self._still_since >= self.stall_after:
             self._stall_told = True
             text = (
-                f"join() is stalled: {unfinished} unfinished for"
+                f"{unfinished} unfinished for"
                 f" {now - self._still_since:.0f} s while all {len(live)} workers wait on"
                 f" the queue ({c.q.qsize()} queued)"
             )

@@ -31,6 +31,8 @@ def url_line(record: FetchRecord, stats: Counter[str]) -> str:
     problem = f" {printable(record.exception)}" if record.exception else ""
     if record.exception:
         stats["problem_" + _exception_name(record)] += 1
+    # Every answer by its status, whatever else it counts as: status_200 is every 200.
+    stats[f"status_{record.status}"] += 1
     if record.next_url:
         stats["redirect"] += 1
         return f"{url} {record.status} redirect {printable(record.next_url)}"
@@ -43,9 +45,10 @@ def url_line(record: FetchRecord, stats: Counter[str]) -> str:
             f"{url} {record.status} {ctype} {encoding} {record.size}"
             f" {record.num_new_urls}/{record.num_urls}"
         )
-    stats["other" if record.status == 200 else "error"] += 1
+    # A 404 or a 500 is an answer, so the URL is done, not failed: not "error" beside
+    # "failed 0".
+    stats["http_error" if (record.status or 0) >= 400 else "other"] += 1
     stats["other_bytes"] += record.size
-    stats[f"status_{record.status}"] += 1
     return f"{url} {record.status} {ctype} {encoding} {record.size}{problem}"
 
 
@@ -246,6 +249,34 @@ def workers_at_end(crawl: Crawl) -> int:
     )
 
 
+# What each of the totals counts, said beside it. Done = html + other + http_error +
+# redirect = the status_ lines added up; failed = fail.
+COUNTS = {
+    "html": "done: HTML pages (200), their links taken",
+    "html_bytes": "bytes of those pages",
+    "other": "done: other answers below 400 (files, not HTML)",
+    "other_bytes": "bytes of every answer that is not an HTML page",
+    "http_error": "done: answered 4xx or 5xx (not failed: an answer came)",
+    "redirect": "done: 3xx answers with a Location",
+    "fail": "failed: no answer after every try",
+    "filtered": "not fetched: out of scope, disallowed, excluded",
+    "unfetched": "not fetched: left by --max-pages, --max-depth or a stop",
+}
+COUNTS_OF_KIND = {
+    "status_": "answers with status {}, of every kind above",
+    "fail_": "failed, the last try with {}",
+    "problem_": "answered, with a problem: {}",
+}
+
+
+def counts(key: str) -> str:
+    """What the total named `key` counts, in words."""
+    for prefix, words in COUNTS_OF_KIND.items():
+        if key.startswith(prefix):
+            return words.format(key.removeprefix(prefix))
+    return COUNTS.get(key, "")
+
+
 def write_totals(
     crawl: Crawl, out: TextIO, stats: Counter[str] | None = None, ended: str | None = None
 ) -> None:
@@ -276,7 +307,7 @@ def write_totals(
     stats["filtered"] = accounting.filtered
     stats["unfetched"] = accounting.unfetched
     for key, count in sorted(stats.items()):
-        print(f"{count:10d} {key}", file=out)
+        print(f"{count:10d} {key:<16} {counts(key)}", file=out)
     print(f"Todo: {accounting.queued}", file=out)
     print(f"Done: {finished}", file=out)
     print(accounting.line(), file=out)

@@ -111,7 +111,7 @@ class Summary(NamedTuple):
 class WorkerTiming:
     """One worker's figures: ~1 KB however long it runs (tests/engine/test_timing.py)."""
 
-    __slots__ = ("_trail_at", "delay", "on_long", "state_n", "state_s", "step", "trail")
+    __slots__ = ("_trail_at", "delay", "hold", "on_long", "state_n", "state_s", "step", "trail")
 
     def __init__(self) -> None:
         self.step = Histogram()
@@ -126,6 +126,9 @@ class WorkerTiming:
         # length, the collections' part of it, and the innermost frame where the
         # coroutine gave the loop back.
         self.on_long: Callable[[int, int, FrameType | None], None] | None = None
+        # Slow motion (engine/slowmo.py): given what the coroutine yielded to its task,
+        # what the task is to wait on instead (the same future, or one that holds it).
+        self.hold: Callable[[Any], Any] | None = None
 
     def moved(self, left: str, seconds: float, entered: str, url: str | None, now: float) -> None:
         """The worker spent `seconds` in state `left` and at `now` entered `entered`,
@@ -268,7 +271,9 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
     def send(self, value: Any) -> Any:
         start = _clock()
         try:
-            return self.wrapped.send(value)
+            yielded = self.wrapped.send(value)
+            hold = self.timing.hold
+            return yielded if hold is None else hold(yielded)
         finally:
             ns = _clock() - start
             i = (ns >> _FIRST).bit_length()
@@ -290,8 +295,11 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
         start = _clock()
         try:
             if val is None and tb is None:
-                return self.wrapped.throw(typ)
-            return self.wrapped.throw(typ, val, tb)
+                yielded = self.wrapped.throw(typ)
+            else:
+                yielded = self.wrapped.throw(typ, val, tb)
+            hold = self.timing.hold
+            return yielded if hold is None else hold(yielded)
         finally:
             ns = _clock() - start
             self.timing.step.add(ns)

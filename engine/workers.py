@@ -43,10 +43,13 @@ class Worker:
     paused: bool = False  # this worker alone was asked to pause
     retiring: bool = False  # asked to stop after the fetch in hand
     go: asyncio.Event = field(default_factory=asyncio.Event)  # set while it may run
-    # Slow motion only: lingering after the await it made in `state`, and where that await
-    # first suspended it ("" if it did not suspend). A snapshot shows this, not the linger.
+    # Slow motion only (engine/slowmo.py): it still owes a linger at its first await in
+    # `state`; it is held in that await, done, for the class to see it; the seconds held so
+    # far, and as of entering `state` (the crawl's durations leave them out).
+    owed: bool = False
     lingering: bool = False
-    awaited: str = ""
+    lingered: float = 0.0
+    lingered_then: float = 0.0
     # Its task has ended, as the crawler heard from the task's done callback. Alive means
     # "not heard to have ended" rather than "task.done() is False": the two differ for
     # one loop pass, and a worker whose liveness changed unannounced would leave a stale

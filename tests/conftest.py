@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 
 import pytest
 from aiohttp import web
 
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from helpers import Handler
+from helpers import Handler, demo_site_process
 
 # CI promises every part the suite needs (redis-server, chromium, playwright), so on CI a
 # skip means a part went missing and the feature went untested: it fails the run instead,
@@ -44,6 +44,34 @@ def pytest_runtest_makereport(
         f"skipped on CI ({why}): CI must run every test; "
         "mark it @pytest.mark.ci_may_skip('why') if CI may skip it"
     )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, None]:
+    # A skip while collecting (a module-level pytest.importorskip or pytest.skip) skips a
+    # whole module before any test of it reports: on CI that fails the run too. A module
+    # that did not load cannot carry @pytest.mark.ci_may_skip, so it has no way out.
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if not (report.skipped and on_ci()):
+        return
+    longrepr = report.longrepr
+    why = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped on CI while collecting ({why.removeprefix('Skipped: ')}): CI must run "
+        "every test; skip inside the test instead, marked @pytest.mark.ci_may_skip('why')"
+    )
+
+
+@pytest.fixture(scope="module")
+def site(request: pytest.FixtureRequest) -> Iterator[str]:
+    """`crawlscope demo-site` in its own process, one for a test module, started with the
+    options the module gives in DEMO_SITE; the URL it serves."""
+    with demo_site_process(*getattr(request.module, "DEMO_SITE", ())) as url:
+        yield url
 
 
 @pytest.fixture

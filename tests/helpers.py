@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -14,12 +16,40 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.sites.demo import DemoConfig, expected_outcomes
+from crawlscope.tui.waiting import wait_until
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def path(url: str) -> str:
     return urlsplit(url).path
+
+
+def source_of(condition: Callable[..., object]) -> str:
+    """The source line a condition is written on, for a wait that names no `what`."""
+    try:
+        return inspect.getsource(condition).strip()
+    except (OSError, TypeError):
+        return repr(condition)
+
+
+async def until(
+    condition: Callable[[], object],
+    what: str = "",
+    *,
+    timeout: float = 60.0,
+    poll: float = 0.01,
+    seen: Callable[[], object] | None = None,
+    pause: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> None:
+    """Wait, letting the loop run (`pause`: asyncio.sleep, or a Textual pilot's pause),
+    until `condition()` holds; at `timeout` fail naming `what` (else the condition's
+    source) and the last value `seen()` gave. Every test's wait for a condition."""
+    last = (lambda: f"last seen: {seen()}") if seen is not None else None
+    await wait_until(
+        condition, what or source_of(condition), timeout=timeout, pause=pause, poll=poll,
+        describe=last,
+    )  # fmt: skip
 
 
 def outcome(record: FetchRecord) -> str:

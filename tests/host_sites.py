@@ -4,6 +4,7 @@ crawl about one host: what the hosts tests, engine and screen, share."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from aiohttp import web
 
@@ -13,13 +14,20 @@ from helpers import Handler
 
 
 def counted_site(
-    prefix: str, pages: int, hits: list[str], latency: float = 0.03
+    prefix: str,
+    pages: int,
+    hits: list[str],
+    latency: float = 0.03,
+    arrivals: list[float] | None = None,
 ) -> dict[str, Handler]:
-    """A root linking to `pages` pages of `latency` each; every page request is noted."""
+    """A root linking to `pages` pages of `latency` each; every page request is noted,
+    and with `arrivals`, the monotonic time it reached the server."""
 
     def page(body: str) -> Handler:
         async def handler(request: web.Request) -> web.Response:
             hits.append(request.path)
+            if arrivals is not None:
+                arrivals.append(time.monotonic())
             await asyncio.sleep(latency)
             return web.Response(text=body, content_type="text/html")
 

@@ -7,14 +7,14 @@ import json
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 import redis
 
 from crawlscope.engine.cluster.server import redis_server_binary
-from helpers import CLI
+from helpers import CLI, source_of
 
 
 def free_port() -> int:
@@ -113,10 +113,31 @@ def balanced_books(server: RedisServer, crawl_id: str = "t") -> bool:
 # ---- crawl processes, as a user runs them -----------------------------------------------
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 60) -> None:
+def wait_until(
+    condition: Callable[[], bool],
+    what: str = "",
+    *,
+    seen: Callable[[], object] | None = None,
+    procs: Sequence[subprocess.Popen[str]] = (),
+    timeout: float = 60,
+) -> None:
+    """Return once `condition()` holds. Fail at once, with its stderr, if one of `procs`
+    ends first; fail at `timeout` naming `what` (else the condition's source) and the last
+    value `seen()` gave."""
+    what = what or source_of(condition)
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
+        for proc in procs:
+            if proc.poll() is not None:
+                err = proc.stderr.read()[-2000:] if proc.stderr is not None else ""
+                last = f" (last seen: {seen()})" if seen is not None else ""
+                raise AssertionError(
+                    f"waiting for {what}{last}, process {proc.pid} ended with"
+                    f" {proc.returncode}: {err}"
+                )
+        if time.monotonic() > deadline:
+            last = f"; last seen: {seen()}" if seen is not None else ""
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}{last}")
         time.sleep(0.02)
 
 

@@ -38,9 +38,20 @@ def test_passes():
 """
 
 
-def run_sample(tmp_path: Path, ci: str | None) -> str:
+# A module that skips while it is collected: none of its tests ever reports.
+MODULE_SKIP = """
+import pytest
+
+pytest.importorskip("no_such_module_for_the_test")
+
+def test_never_collected():
+    pass
+"""
+
+
+def run_sample(tmp_path: Path, ci: str | None, sample: str = SAMPLE) -> str:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    (tmp_path / "test_sample.py").write_text(sample)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:
         env["CI"] = ci
@@ -50,7 +61,7 @@ def run_sample(tmp_path: Path, ci: str | None) -> str:
          "--rootdir", str(tmp_path), str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    return done.stdout
+    return f"{done.stdout}\nexit code {done.returncode}"
 
 
 @pytest.mark.parametrize("ci", ["true", "1"])
@@ -69,3 +80,16 @@ def test_on_ci_a_skip_fails_unless_the_test_says_why(tmp_path: Path, ci: str) ->
 def test_off_ci_a_skip_is_a_skip(tmp_path: Path, ci: str | None) -> None:
     out = run_sample(tmp_path, ci)
     assert "1 passed, 3 skipped, 1 xfailed" in out, out
+
+
+def test_on_ci_a_module_skipped_while_collected_fails_the_run(tmp_path: Path) -> None:
+    out = run_sample(tmp_path, "true", MODULE_SKIP)
+    assert "1 error in" in out and "skipped in" not in out, out
+    assert "ERROR test_sample.py" in out, out
+    assert "skipped on CI while collecting (could not import 'no_such_module_for_the_test'" in out
+    assert "exit code 0" not in out, out
+
+
+def test_off_ci_a_module_skipped_while_collected_is_a_skip(tmp_path: Path) -> None:
+    out = run_sample(tmp_path, None, MODULE_SKIP)
+    assert "1 skipped in" in out and "error" not in out, out  # exit code 5: nothing ran

@@ -83,12 +83,20 @@ DRAWING = sorted([*(TUI / "widgets").glob("*.py"), *(TUI / "screens").glob("*.py
 
 
 def engine_imports(path: Path) -> set[str]:
-    """The crawlscope.engine modules `path` imports, at any depth of its code."""
+    """The crawlscope.engine modules `path` imports, at any depth of its code, and those it
+    reaches through a package it imports (`from crawlscope import engine`, then
+    `engine.crawler.Crawler`): the package itself when what it reaches is no module."""
     package = "crawlscope." + ".".join(path.relative_to(TUI.parent).with_suffix("").parts[:-1])
+    tree = ast.parse(path.read_text(), str(path))
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    bound: dict[str, str] = {}  # a name an import binds -> the module or package it names
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
+            for alias in node.names:
+                # "import a.b" binds a; "import a.b as x" binds x to a.b.
+                top = alias.name.split(".")[0]
+                bound[alias.asname or top] = alias.name if alias.asname else top
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -98,14 +106,54 @@ def engine_imports(path: Path) -> set[str]:
             names = [base]
             if _is_package(base):
                 names = [f"{base}.{alias.name}" for alias in node.names]
+                bound.update({alias.asname or alias.name: f"{base}.{alias.name}"
+                              for alias in node.names})  # fmt: skip
         else:
             continue
         found.update(name for name in names if name.startswith("crawlscope.engine."))
+    # What a package bound to a name is used for: engine.crawler.Crawler is the crawler.
+    for node in ast.walk(tree):
+        dotted = _dotted(node) if isinstance(node, ast.Attribute) else None
+        if dotted is None:
+            continue
+        head, _, rest = dotted.partition(".")
+        if head in bound and _is_package(bound[head]):
+            reached = _module_of(f"{bound[head]}.{rest}")
+            if reached == "crawlscope.engine" or reached.startswith("crawlscope.engine."):
+                found.add(reached)
     return found
 
 
+def _dotted(node: ast.Attribute) -> str | None:
+    """`a.b.c` for an attribute chain on a name, else None (a call's result, a subscript)."""
+    parts = [node.attr]
+    value = node.value
+    while isinstance(value, ast.Attribute):
+        parts.append(value.attr)
+        value = value.value
+    if not isinstance(value, ast.Name):
+        return None
+    return ".".join([value.id, *reversed(parts)])
+
+
+def _module_of(dotted: str) -> str:
+    """The longest leading part of `dotted` that is a module (or package)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        name = ".".join(parts[:end])
+        try:
+            if importlib.util.find_spec(name) is not None:
+                return name
+        except ImportError:  # a part before it is a module, not a package
+            continue
+    return dotted
+
+
 def _is_package(name: str) -> bool:
-    spec = importlib.util.find_spec(name)
+    try:
+        spec = importlib.util.find_spec(name)
+    except ImportError:
+        return False
     return spec is not None and spec.submodule_search_locations is not None
 
 
@@ -132,6 +180,31 @@ def test_the_contract_scan_sees_relative_and_nested_imports(tmp_path: Path) -> N
         assert engine_imports(widget) == {
             "crawlscope.engine.crawler",
             "crawlscope.engine.frontier",
+        }
+    finally:
+        widget.unlink()
+
+
+def test_the_contract_scan_sees_the_engine_reached_through_a_package() -> None:
+    widget = TUI / "widgets" / "probe_for_the_test.py"
+    assert not widget.exists()
+    widget.write_text(
+        "from crawlscope import engine\n"
+        "from ... import engine as eng\n"
+        "import crawlscope\n"
+        "from crawlscope.engine import cluster\n"
+        "def f():\n"
+        "    return (engine.crawler.Crawler, eng.frontier.Frontier(),\n"
+        "            crawlscope.engine.plan.CrawlPlan, cluster.node, engine.__doc__)\n"
+    )
+    try:
+        assert engine_imports(widget) == {
+            "crawlscope.engine",  # the package itself: not in the contract either
+            "crawlscope.engine.cluster",
+            "crawlscope.engine.cluster.node",
+            "crawlscope.engine.crawler",
+            "crawlscope.engine.frontier",
+            "crawlscope.engine.plan",
         }
     finally:
         widget.unlink()

@@ -3,8 +3,6 @@ tests/trace/test_timing_replay.py, tests/tui/test_timing_screens.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -32,10 +30,3 @@ def dense_site() -> dict[str, Handler]:
 
 # The conftest's `serve` fixture: serve path -> handler on 127.0.0.1, get the root URL.
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
-
-
-async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from textual.geometry import Region
 from textual.pilot import Pilot
 
+import helpers
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.tui.app import CrawlScopeApp
@@ -26,9 +27,12 @@ def config(tasks: int, **options: object) -> Callable[[Sequence[str]], CrawlConf
 async def until(
     pilot: Pilot[int], condition: Callable[[], object], what: str, timeout: float = TIMEOUT
 ) -> None:
-    await wait_until(
-        condition, what, timeout=timeout, pause=pilot.pause, describe=lambda: describe(pilot.app)
-    )
+    """helpers.until for an app under a pilot: the loop runs through the pilot's pause,
+    and a timeout says where the app's crawl stood."""
+    await helpers.until(
+        condition, what, timeout=timeout, poll=0.02, pause=pilot.pause,
+        seen=lambda: describe(pilot.app),
+    )  # fmt: skip
 
 
 def live_crawler(app: CrawlScopeApp) -> Crawler | None:

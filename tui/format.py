@@ -33,6 +33,9 @@ def state_style(state: WorkerState) -> str:
 
 # A dash where a figure would depend on the wall clock (frozen screenshots and tests).
 NO_FIGURE = "-"
+# A task suspended on a Future: drawn in every font, a browser's terminal too ("⏸" and
+# "⧗" are in no font Debian's Chromium has: empty boxes in the class's page).
+WAITS = "||"
 
 
 def short_url(url: str, origin: str) -> str:

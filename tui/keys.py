@@ -47,8 +47,10 @@ STEERING = (
     Key("plus", "add_worker", "Add", show=False),
     Key("minus", "remove_worker", "Remove", "Remove a worker",
         "-: an idle one at once, else after its fetch", display="-"),
-    Key("s", "slowmo(1)", "Slow-mo", "Slow motion: next step", "s: linger at each state change"),
-    Key("S", "slowmo(-1)", "Slow-mo back", "Slow motion: previous step", "S", show=False),
+    # "Slow", not "Slow-mo": with the crawl and a worker paused ("Resume", "Resume one"),
+    # the longest the footer gets, "? Help q Quit" still ends within 80 columns.
+    Key("s", "slowmo(1)", "Slow", "Slow motion: next step", "s: linger at each state change"),
+    Key("S", "slowmo(-1)", "Slow back", "Slow motion: previous step", "S", show=False),
 )  # fmt: skip
 
 TRANSPORT = (

@@ -24,23 +24,35 @@ import socket
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from crawlscope.engine.cluster.embedded import _hold_lock, sweep_stale
 from crawlscope.engine.plan import CrawlEnded, CrawlPlan, OpenCrawl, PlanError
 from crawlscope.engine.records import describe_fault
+from crawlscope.engine.remote.monitor import RELAY
+from crawlscope.engine.remote.protocol import VIEWER_PARAM
 from crawlscope.engine.report import write_report
 from crawlscope.engine.text import printable
 
+from .classroom.relay import Relay
 from .classroom.session import ClassSettings, run_class
 from .cluster_view import ClusterAttached
+
+SECRET_PREFIX = "crawlscope-serve-"
 
 
 @contextlib.contextmanager
 def secret_file(secret: str) -> Iterator[str]:
     """The path of a file holding `secret`, in a folder only this user can enter (mkdtemp
-    makes it 0700), for the screen to read while the block runs; removed after."""
-    folder = tempfile.mkdtemp(prefix="crawlscope-")
+    makes it 0700), for the screen to read while the block runs; removed after. The folder
+    is locked (flock) while this process lives, so a serve killed with -9 leaves one that
+    the next serve provably may remove: its own prefix and user, and a lock nobody holds."""
+    sweep_stale(Path(tempfile.gettempdir()), SECRET_PREFIX)
+    folder = tempfile.mkdtemp(prefix=SECRET_PREFIX)
+    lock = -1
     try:
+        lock = _hold_lock(Path(folder))
         path = os.path.join(folder, "secret")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as file:
@@ -48,6 +60,8 @@ def secret_file(secret: str) -> Iterator[str]:
         yield path
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        if lock >= 0:
+            os.close(lock)
 
 
 def without_password(redis_url: str) -> tuple[str, str | None]:
@@ -174,10 +188,16 @@ async def _serve_crawl(
         assert monitor is not None  # serve's plans always have one
         print(f"monitor: {monitor.url}", file=sys.stderr, flush=True)
         with secret_file(monitor.token) as token_file:
+            # The screen's bar counts what the class's bar does: the browsers watching.
+            screen_url = f"{monitor.view_url}?{VIEWER_PARAM}={RELAY}"
             argv = screen_command(
-                "attach", monitor.view_url, "--secret-file", token_file, *_fps(settings)
+                "attach", screen_url, "--secret-file", token_file, *_fps(settings)
             )
-            return await run_class(sock, argv, settings, stop, _where(sock))
+
+            def shown(relay: Relay) -> None:
+                monitor.relayed = relay.addresses
+
+            return await run_class(sock, argv, settings, stop, _where(sock), shown)
 
     return await _serving(plan, report, pages)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from crawlscope.engine.text import PASSWORD_MASK, mask_userinfo, printable
+from crawlscope.engine.user_files import FileRefused, read_capped
 
 from .options import frames_per_second
 
@@ -132,16 +133,20 @@ def attach_source(
     return Attached(url if token is None else with_token(url, token))
 
 
+SECRET_MAX_BYTES = 64 * 1024  # a token or a password is a line of some dozens of bytes
+
+
 def read_secret(path: str | None, env: str) -> str | None:
     """The first line of `path`, else $`env`; None when neither gives one."""
     if path is None:
         return os.environ.get(env) or None
-    try:
-        with open(path, encoding="utf-8") as file:
-            line = file.readline().rstrip("\r\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise ValueError(f"cannot read --secret-file {path}: {why}") from None
+    try:  # a regular file only, and small: /dev/zero has no first line to stop at
+        line = read_capped(path, SECRET_MAX_BYTES, "a secret file").decode("utf-8")
+    except FileRefused as exc:
+        raise ValueError(f"--secret-file: {exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"cannot read --secret-file {path}: not UTF-8 text") from None
+    line = line.split("\n", 1)[0].rstrip("\r")
     if not line:
         raise ValueError(f"--secret-file {path} is empty")
     return line

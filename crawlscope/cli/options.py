@@ -23,6 +23,7 @@ from crawlscope.engine.remote.limits import (
 )
 from crawlscope.engine.sites.demo_config import DemoConfig
 from crawlscope.engine.text import printable
+from crawlscope.engine.user_files import FileRefused, read_capped, shown_path
 
 
 def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -385,14 +386,20 @@ def config_keys(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return keys
 
 
+CONFIG_MAX_BYTES = 1024 * 1024  # options, one a line: a few kB
+
+
 def read_config_file(path: Path) -> dict[str, object]:
+    """The TOML of a regular file of at most CONFIG_MAX_BYTES, read only if it is one."""
     try:
-        with path.open("rb") as file:
-            return tomllib.load(file)
-    except OSError as exc:
-        raise ConfigFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = read_capped(path, CONFIG_MAX_BYTES, "a config file")
+        return tomllib.loads(data.decode("utf-8"))
+    except FileRefused as exc:
+        raise ConfigFileError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise ConfigFileError(f"{shown_path(path)}: not valid TOML: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigFileError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigFileError(f"{shown_path(path)}: not valid TOML: {exc}") from None
 
 
 def _convert(action: argparse.Action, value: object) -> object:

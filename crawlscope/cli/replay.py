@@ -22,35 +22,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def main(args: argparse.Namespace) -> int:
-    from crawlscope.engine.lecture.replay import is_lecture_recording
-
-    if is_lecture_recording(args.file):
-        return _lecture(args)
-    from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
+    from crawlscope.engine.trace.load import load_recording
+    from crawlscope.engine.trace.replay import ReplayError
 
     try:
-        replay = ReplayedCrawl.load(args.file)
+        recording = load_recording(args.file)
     except ReplayError as exc:
         return fail(str(exc))
     if not has_terminal():
         return fail("the replay needs a terminal")
+    from crawlscope.engine.trace.replay import ReplayedCrawl
+
+    if not isinstance(recording, ReplayedCrawl):
+        from crawlscope.tui.lecture.stage_replay import LectureReplayApp
+
+        lecture = LectureReplayApp(recording, paused=args.paused)
+        return app_status(lecture, lecture.run())
     from crawlscope.tui.app import CrawlScopeApp
     from crawlscope.tui.startup import Recording
 
-    app = CrawlScopeApp(Recording(replay, Path(args.file).name, paused=args.paused))
-    return app_status(app, app.run())
-
-
-def _lecture(args: argparse.Namespace) -> int:
-    from crawlscope.engine.lecture.replay import LectureReplayError, load_lecture
-
-    try:
-        recording = load_lecture(args.file)
-    except LectureReplayError as exc:
-        return fail(str(exc))
-    if not has_terminal():
-        return fail("the replay needs a terminal")
-    from crawlscope.tui.lecture.stage_replay import LectureReplayApp
-
-    app = LectureReplayApp(recording, paused=args.paused)
+    app = CrawlScopeApp(Recording(recording, Path(args.file).name, paused=args.paused))
     return app_status(app, app.run())

@@ -40,9 +40,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "resizes it); a late joiner sees the screen as it stands. The `serving:` URL is "
         "the class's, read-only, with the count of viewers; the `lecturer:` URL (a "
         "secret path: give it to nobody) sends your keys to the screen; the `monitor:` "
-        "URL is for `crawlscope attach`. With --redis and --crawl-id the screen is that "
-        "whole cluster crawl, which this process joins when given ROOT... (and only "
-        "watches when not). Ctrl-C stops it.",
+        "URL is for `crawlscope attach`. A crawl starts paused, so the class sees it "
+        "start: the lecturer presses p (or give --running). With --redis and --crawl-id "
+        "the screen is that whole cluster crawl, which this process joins when given "
+        "ROOT... (and only watches when not). Ctrl-C stops it.",
     )
     serve.add_argument("roots", nargs="*", metavar="ROOT", help="URL to start from")
     serve.add_argument("--host", default="127.0.0.1",
@@ -75,6 +76,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )  # fmt: skip
     add_plan_options(serve, demo=DEMO_FOR_THE_EYE)
     _class_limits(serve)
+    for group in serve._action_groups:
+        if group.title == "how the crawl starts":
+            group.add_argument(
+                "--running", action="store_true",
+                help="start crawling at once; by default a crawl served to a class starts "
+                "paused (the lecturer's bar says PAUSED: press p when the class watches)",
+            )  # fmt: skip
+    for action in serve._actions:
+        if action.dest == "paused":
+            action.help = "start with the crawl paused: serve's default (see --running)"
     # None: the mode's own number, a crawl's default or the lecture's (which --max-tasks
     # is passed on to when given).
     for action in serve._actions:
@@ -129,7 +140,8 @@ def here_size() -> tuple[int, int]:
 def main(args: argparse.Namespace) -> int:
     from crawlscope.engine.plan import PlanError
     from crawlscope.engine.remote.monitor import listen
-    from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
+    from crawlscope.engine.trace.load import load_recording
+    from crawlscope.engine.trace.replay import ReplayError
 
     plan = None
     try:
@@ -147,7 +159,7 @@ def main(args: argparse.Namespace) -> int:
                 if given is not None:
                     raise PlanError(f"{why}: {flag} needs a crawl in this process")
             if args.replay is not None:
-                ReplayedCrawl.load(args.replay)  # a bad file: now, in one line
+                load_recording(args.replay)  # a bad file (of either kind): now, in one line
         elif args.redis is not None and not args.roots:
             if args.crawl_id is None:
                 raise PlanError("--redis and --crawl-id go together")
@@ -155,6 +167,10 @@ def main(args: argparse.Namespace) -> int:
         else:
             if args.max_tasks is None:
                 args.max_tasks = CrawlConfig.max_tasks
+            if args.running and args.paused:
+                raise PlanError("--paused or --running: one start at a time")
+            # A class sees its crawl start: paused until the lecturer presses p.
+            args.paused = not args.running
             plan = plan_from_args(args, "serve", DEMO_FOR_THE_EYE)
             stop = looked_before_drawing(plan)
             if stop is not None:
@@ -196,5 +212,7 @@ def _refuse_crawl_options(args: argparse.Namespace, why: str) -> None:
     from crawlscope.engine.plan import PlanError
 
     refusal = crawl_only_refusal(args, why)
+    if refusal is None and args.running:
+        refusal = f"{why}: --running needs a crawl in this process"
     if refusal is not None:
         raise PlanError(refusal)

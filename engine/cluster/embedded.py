@@ -7,7 +7,7 @@ by every user). Nothing is kept on disk: the crawl's Redis lives as long as the 
 `stop()` ends the server and removes the folder, socket included.
 
 A crawlscope killed with -9 cannot remove its folder (its server dies with it: see
-`_end_with_parent`). Each folder holds a lock its crawl keeps for as long as it runs; the
+`end_with_parent`). Each folder holds a lock its crawl keeps for as long as it runs; the
 next `--procs` crawl of the same user removes every folder whose lock nobody holds.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import functools
 import os
 import secrets
 import shutil
@@ -48,17 +49,17 @@ def _hold_lock(folder: Path) -> int:
     return fd
 
 
-def sweep_stale(where: Path) -> list[Path]:
+def sweep_stale(where: Path, prefix: str = PREFIX) -> list[Path]:
     """Remove this user's folders of crawls that ended without removing them (killed -9):
-    those whose lock no process holds. Another user's, a link, or a folder with no lock
-    file (one being made) is left alone. The folders removed."""
+    those named `prefix`... whose lock no process holds. Another user's, a link, or a
+    folder with no lock file (one being made) is left alone. The folders removed."""
     removed: list[Path] = []
     try:
         entries = list(where.iterdir())
     except OSError:
         return removed
     for folder in entries:
-        if not folder.name.startswith(PREFIX):
+        if not folder.name.startswith(prefix):
             continue
         try:
             info = folder.lstat()
@@ -78,12 +79,16 @@ def sweep_stale(where: Path) -> list[Path]:
     return removed
 
 
-def _end_with_parent() -> None:
-    """In the new server, before it runs: SIGTERM when the thread that started it ends, so
-    a crawlscope killed with -9 leaves no server behind (Linux; elsewhere, nothing)."""
+def end_with_parent(parent: int, sig: int = signal.SIGTERM) -> None:
+    """In a new child process, before it runs (a preexec_fn): SIGTERM (or `sig`) when the
+    thread that started it ends, so a crawlscope killed with -9 leaves nothing behind
+    (Linux; elsewhere, nothing). `parent` is the starter's pid: a parent that died before
+    the prctl took effect is caught by asking who the parent is now."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(PR_SET_PDEATHSIG, sig)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), sig)
 
 
 class EmbeddedRedisError(RuntimeError):
@@ -150,7 +155,7 @@ class EmbeddedRedis:
             self.proc = subprocess.Popen(
                 [binary, str(conf)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                start_new_session=True, preexec_fn=_end_with_parent,
+                start_new_session=True, preexec_fn=functools.partial(end_with_parent, os.getpid()),
             )  # fmt: skip
         except OSError as exc:
             self.stop()

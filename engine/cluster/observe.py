@@ -174,7 +174,7 @@ class Publisher:
         c = self.crawler
         if op in HOST_CONTROLS:
             try:
-                host_control(c, op, control)()
+                host_control(c, op, control, ahead=True)()  # another process met it
             except ValueError:
                 return False
             return True

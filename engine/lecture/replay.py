@@ -19,6 +19,7 @@ from ..plain import BadMessage, decode
 from ..text import printable
 from ..trace.replay import ReplayedCrawl, ReplayError
 from ..trace.validation import BadEvent, check_event, check_start, parse_line
+from ..user_files import FileRefused, read_capped, shown_path
 from .recording import FORMAT_VERSION, RECORDING
 from .snapshot import StageSnapshot
 
@@ -30,19 +31,13 @@ MAX_RUNS = 1000  # stage-3 crawls: each time the lecture entered stage 3, one
 PEEK = 4096  # bytes read to tell a lecture's recording from a crawl's
 
 
-class LectureReplayError(ValueError):
+class LectureReplayError(ReplayError):
     """A file that is not a lecture recording; the message is for the user."""
 
 
-def is_lecture_recording(path: str | Path) -> bool:
-    """Whether `path` starts as a lecture's recording does (False for anything else, a
-    crawl's recording included, and for a file that cannot be read: the crawl's reader
-    then says why)."""
-    try:
-        with open(path, "rb") as file:
-            head = file.read(PEEK)
-    except OSError:
-        return False
+def is_lecture_start(head: bytes) -> bool:
+    """Whether a file whose first bytes are `head` (PEEK of them) starts as a lecture's
+    recording does (False for anything else, a crawl's recording included)."""
     first = head.split(b"\n", 1)[0]
     try:
         start = parse_line(first.decode("utf-8"))
@@ -84,15 +79,18 @@ class RecordedLecture:
 
 
 def load_lecture(path: str | Path) -> RecordedLecture:
-    """The recording at `path`, checked whole; LectureReplayError names what is wrong."""
-    shown = printable(str(path), 200)
+    """The recording at `path`, checked whole; LectureReplayError names what is wrong,
+    or why the file is not read at all (no regular file, over MAX_BYTES)."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise LectureReplayError(f"cannot read {shown}: {exc.strerror or exc}") from None
-    if len(data) > MAX_BYTES:
-        raise LectureReplayError(f"{shown} is too big for a lecture recording (over 64 MiB)")
+        data = read_capped(path, MAX_BYTES, "a lecture recording")
+    except FileRefused as exc:
+        raise LectureReplayError(str(exc)) from None
+    return lecture_from_bytes(path, data)
+
+
+def lecture_from_bytes(path: str | Path, data: bytes) -> RecordedLecture:
+    """What load_lecture gives, from the bytes of the file at `path` (read, capped)."""
+    shown = shown_path(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

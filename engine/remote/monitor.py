@@ -104,6 +104,7 @@ CONTROLS: dict[str, dict[str, bool]] = {
 
 
 VIEWER_NAME = re.compile(r"[0-9A-Za-z.:_-]{1,64}")
+RELAY = "class-screen"  # the ?viewer= name of serve's screen, which browsers watch
 
 
 class Refused(ValueError):
@@ -335,6 +336,8 @@ class Monitor:
         self.room = limits.max_viewers  # set on start, from the file limit then
         self.refused = 0  # connections refused at the door: too many, or out of files
         self._out_of_files_said = False
+        # The browsers a relaying screen shows the crawl in (serve sets it).
+        self.relayed: Callable[[], list[str]] | None = None
 
     @property
     def observed(self) -> ObservedCrawl:
@@ -356,8 +359,12 @@ class Monitor:
 
     @property
     def viewers(self) -> list[str]:
-        """The address of every viewer connected now."""
-        return [v.address for v in self._viewers]
+        """The address of every viewer connected now. A screen shown to browsers (serve's,
+        named RELAY) is not one: the browsers it is shown in are, from `relayed`."""
+        if self.relayed is None:
+            return [v.address for v in self._viewers]
+        own = [v.address for v in self._viewers if not v.address.startswith(f"{RELAY} via ")]
+        return [*self.relayed(), *own]
 
     async def start(self) -> None:
         app = web.Application()

@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 from ..config import CrawlConfig
 from ..config_json import config_from_plain
 from ..lints import Lint
-from ..plain import MOST_FLOAT, BadMessage, decode
+from ..plain import MOST_FLOAT, MOST_INT, BadMessage, decode
 from ..records import FetchRecord
 from ..redirects import ChainEnd
 from ..snapshot import HostView, Phase, depths_problem, host_rows_problem
@@ -53,7 +53,7 @@ def check_start(event: Any) -> CrawlConfig:
     if not isinstance(event, dict) or event.get("kind") != "start":
         raise BadEvent("not a start line")
     wall = event.get("wall", 0.0)
-    if not _is_number(wall):
+    if not _is_duration(wall):  # seconds since the epoch
         raise BadEvent(f"'wall' is not a time: {_show(wall)}")
     config = event.get("config")
     if not isinstance(config, dict):
@@ -74,7 +74,7 @@ def check_event(event: Any, previous_t: float) -> float:
     if kind == "start":
         raise BadEvent("a second start line")
     t = event.get("t")
-    if not _is_number(t) or t < 0:
+    if not _is_duration(t):
         raise BadEvent(f"'t' is not a time in seconds: {_show(t)}")
     if t < previous_t:
         raise BadEvent(f"'t' goes back in time ({t} after {previous_t})")
@@ -168,8 +168,10 @@ def _fits(value: Any, hint: Any) -> bool:
     if hint is type(None):
         return value is None
     if hint is float:
-        return _is_number(value)
-    if hint in (int, bool, str):
+        return _is_number(value) and -MOST_FLOAT <= value <= MOST_FLOAT
+    if hint is int:
+        return type(value) is int and -MOST_INT <= value <= MOST_INT
+    if hint in (bool, str):
         return type(value) is hint
     return True  # a type this check does not know: left to the replay
 
@@ -179,14 +181,16 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
     return type(value) in (int, float) and math.isfinite(value)
 
 
-def _is_duration(value: Any) -> bool:
+def _is_duration(value: Any) -> TypeGuard[int | float]:
     """Seconds, as the engine's clocks can measure them: not below 0, not past the
     plain data's bound (a figure drawn from it must stay a few characters)."""
     return _is_number(value) and 0 <= value <= MOST_FLOAT
 
 
-def _is_count(value: Any) -> bool:
-    return type(value) is int and value >= 0
+def _is_count(value: Any) -> TypeGuard[int]:
+    """A whole number from 0 to the plain data's bound, as a monitor's frames hold
+    (engine/plain.py): 10**400 done would not divide into a rate."""
+    return type(value) is int and 0 <= value <= MOST_INT
 
 
 def _show(value: Any) -> str:
@@ -213,7 +217,7 @@ def host_rows(event: dict[str, Any]) -> tuple[HostView, ...]:
     if problem is not None:
         raise BadEvent(f"a hosts line with {problem}")
     count = event.get("count")
-    if type(count) is not int or count < len(rows):
+    if not _is_count(count) or count < len(rows):
         raise BadEvent(f"a hosts line's 'count' is wrong: {_show(count)}")
     depths_of(event)
     return rows

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 from helpers import Handler
@@ -63,8 +64,9 @@ async def test_every_parser_is_built_without_the_ui(tmp_path: Path) -> None:
     assert ui_modules(err) == []
 
 
+@pytest.mark.parametrize("quiet", [["-q"], []], ids=["quiet", "with-its-report"])
 async def test_a_headless_crawl_imports_no_ui(
-    tmp_path: Path, serve: Callable[[dict[str, Handler]], Awaitable[str]]
+    tmp_path: Path, serve: Callable[[dict[str, Handler]], Awaitable[str]], quiet: list[str]
 ) -> None:
     fetched = asyncio.Event()
 
@@ -73,8 +75,10 @@ async def test_a_headless_crawl_imports_no_ui(
         return web.Response(text="<a href='/next'>next</a>", content_type="text/html")
 
     url = await serve({"/": page, "/next": page})
-    code, _out, err = await crawlscope(tmp_path, "crawl", url, "-q", "--ignore-robots")
+    code, out, err = await crawlscope(tmp_path, "crawl", url, *quiet, "--ignore-robots")
     assert code == 0, err[-2000:]
     assert fetched.is_set()  # the crawl ran: the check spans its start and its first fetch
+    # Without -q the report is printed, and its code ran too.
+    assert ("*** Report ***" in out) is not bool(quiet), out[-2000:]
     assert "aiohttp" in imported(err)
     assert ui_modules(err) == []

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,7 +35,7 @@ from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.ledger import Ledger
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from helpers import CLI, demo_site_process, run_cli
+from helpers import CLI, run_cli, until
 
 __all__ = ["persistent_redis", "redis_server"]  # fixtures, used by name
 
@@ -44,10 +43,8 @@ PAGES = "300"
 LATENCY = "0.03"  # slow enough to kill a process mid-crawl, quick enough to finish soon
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with demo_site_process("--pages", PAGES, "--latency", LATENCY) as url:
-        yield url
+# The options of this module's demo site (conftest.py's `site` fixture).
+DEMO_SITE = ("--pages", PAGES, "--latency", LATENCY)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +68,8 @@ def test_three_processes_one_killed(
 ) -> None:
     outs = [tmp_path / f"p{i}.jsonl" for i in range(3)]
     procs = [crawl(site, redis_server.url, out, "--max-tasks", "3", "--lease", "2") for out in outs]
-    wait_until(lambda: len(fetched(outs[0])) >= 15)
+    wait_until(lambda: len(fetched(outs[0])) >= 15, "15 pages from the first process",
+               seen=lambda: len(fetched(outs[0])), procs=procs)  # fmt: skip
     procs[0].send_signal(signal.SIGKILL)
     procs[0].wait()
     samples = 0
@@ -94,7 +92,8 @@ def test_every_process_killed_then_run_again(
     procs = [
         crawl(site, redis_server.url, out, "--max-tasks", "3", "--lease", "1") for out in first
     ]
-    wait_until(lambda: all(len(fetched(out)) >= 15 for out in first))
+    wait_until(lambda: all(len(fetched(out)) >= 15 for out in first), "15 pages from each",
+               seen=lambda: [len(fetched(out)) for out in first], procs=procs)  # fmt: skip
     for proc in procs:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -192,7 +191,8 @@ def test_redis_stopped_for_five_seconds(
 ) -> None:
     out = tmp_path / "out.jsonl"
     proc = crawl(site, persistent_redis.url, out, "--max-tasks", "2")
-    wait_until(lambda: len(fetched(out)) >= 10)
+    wait_until(lambda: len(fetched(out)) >= 10, "10 pages fetched",
+               seen=lambda: len(fetched(out)), procs=[proc])  # fmt: skip
     persistent_redis.stop()
     time.sleep(5)  # the outage itself, not a wait for something to happen
     persistent_redis.start()
@@ -268,13 +268,6 @@ async def test_a_lease_given_back_is_taken_again(redis_server: RedisServer) -> N
 
 
 # ---- the cluster watched and steered ----------------------------------------------------
-
-
-async def until(condition: Callable[[], bool], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.02)
 
 
 async def test_the_cluster_view_shows_and_steers_a_process(redis_server: RedisServer) -> None:

@@ -30,7 +30,8 @@ def test_a_process_that_joins_later_gets_its_share(
         first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
         procs = [crawl(site, redis_server.url, first)]
         try:
-            wait_until(lambda: len(fetched(first)) >= 10)  # well under way
+            wait_until(lambda: len(fetched(first)) >= 10, "the first process 10 pages in",
+                       seen=lambda: len(fetched(first)), procs=procs)  # fmt: skip
             procs.append(crawl(site, redis_server.url, second))
             for proc in procs:
                 finish(proc, timeout=300)

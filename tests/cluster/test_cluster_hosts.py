@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 
 from host_sites import counted_site
 from redis_support import RedisServer, redis_server
-from test_cluster import until
 from textual.app import App
 
 from crawlscope.engine.cluster.node import redis_crawler
@@ -18,7 +17,7 @@ from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.hosts import merge_depths, merge_host_rows
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.tui.screens.hosts import HostsScreen
-from helpers import Handler
+from helpers import Handler, until
 
 __all__ = ["redis_server"]  # a fixture, used by name
 

@@ -4,10 +4,8 @@ process has gone it keeps the crawl's last clock (issue 28, 16)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from redis_support import RedisServer, crawl, finish, redis_server
 from tui_support import until
 
@@ -15,16 +13,12 @@ from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached, cluster_lines
 from crawlscope.tui.format import clock
 from crawlscope.tui.widgets.status_line import StatusLine
-from helpers import demo_site_process
 
 __all__ = ["redis_server"]  # a fixture, used by name
 
 
-@pytest.fixture
-def site() -> Iterator[str]:
-    # A crawl of a second or two: long enough to be seen running, short to wait for.
-    with demo_site_process("--pages", "40", "--latency", "0.05") as url:
-        yield url
+# A crawl of a second or two: long enough to be seen running, short to wait for.
+DEMO_SITE = ("--pages", "40", "--latency", "0.05")
 
 
 def panel(app: CrawlScopeApp) -> str:

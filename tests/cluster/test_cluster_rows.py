@@ -4,10 +4,9 @@ workers counted (issue 32, item 3): real redis-server, real `crawlscope crawl` p
 from __future__ import annotations
 
 import json
-from collections.abc import Container, Iterator
+from collections.abc import Container
 from pathlib import Path
 
-import pytest
 from redis_support import RedisServer, crawl, redis_server
 from tui_support import until
 
@@ -16,17 +15,14 @@ from crawlscope.engine.snapshot import Snapshot
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached
 from crawlscope.tui.widgets.workers_table import WorkersTable
-from helpers import demo_site_process
 
 __all__ = ["redis_server"]  # a fixture, used by name
 
 TASKS = 60  # a process: more rows than the screen shows
 
 
-@pytest.fixture
-def site() -> Iterator[str]:
-    with demo_site_process("--pages", "300", "--latency", "0.3") as url:
-        yield url
+# The options of this module's demo site (conftest.py's `site` fixture).
+DEMO_SITE = ("--pages", "300", "--latency", "0.3")
 
 
 async def test_the_cluster_view_builds_only_the_rows_on_screen(

@@ -32,7 +32,7 @@ from crawlscope.engine.cluster.lookup import look_up
 from crawlscope.engine.cluster.redis_frontier import _fields
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.urls import origin_of
-from helpers import demo_site_process, run_cli
+from helpers import run_cli
 
 __all__ = ["persistent_redis", "redis_server"]  # fixtures, used by name
 
@@ -41,10 +41,8 @@ PAGES, LATENCY = "80", "0.03"
 DEADLINE = 60  # seconds a process is given to end, where today's code never ends
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with demo_site_process("--pages", PAGES, "--latency", LATENCY) as url:
-        yield url
+# The options of this module's demo site (conftest.py's `site` fixture).
+DEMO_SITE = ("--pages", PAGES, "--latency", LATENCY)
 
 
 @pytest.fixture(scope="module")

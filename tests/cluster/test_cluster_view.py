@@ -4,7 +4,6 @@ with a real redis-server and real `crawlscope crawl` processes, driven with the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from crawlscope.engine.cluster.observe import ID_STRIDE
 from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached, cluster_lines
-from helpers import demo_site_process
 
 __all__ = ["redis_server"]  # a fixture, used by name
 
@@ -25,10 +23,8 @@ __all__ = ["redis_server"]  # a fixture, used by name
 PAGES, LATENCY = "200", "0.15"
 
 
-@pytest.fixture
-def site() -> Iterator[str]:
-    with demo_site_process("--pages", PAGES, "--latency", LATENCY) as url:
-        yield url
+# The options of this module's demo site (conftest.py's `site` fixture).
+DEMO_SITE = ("--pages", PAGES, "--latency", LATENCY)
 
 
 def published_paused(server: RedisServer) -> list[bool]:

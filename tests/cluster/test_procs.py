@@ -26,11 +26,11 @@ from redis_support import (
     redis_server,
     wait_until,
 )
-from test_cluster import reference, site
+from test_cluster import DEMO_SITE, reference
 
 from helpers import CLI
 
-__all__ = ["redis_server", "reference", "site"]  # fixtures, used by name
+__all__ = ["DEMO_SITE", "redis_server", "reference"]  # fixtures (and site's options)
 
 
 def only_the_package() -> dict[str, str]:
@@ -134,8 +134,10 @@ def test_two_processes_crawl_the_demo_site_once(tmp_path: Path) -> None:
 def test_a_child_killed_loses_nothing(site: str, reference: set[str], tmp_path: Path) -> None:
     out = tmp_path / "all.jsonl"
     proc = procs_crawl(site, "--procs", "3", "--lease", "2", "--max-tasks", "3", "-o", str(out))
-    wait_until(lambda: len(crawling_children(proc.pid)) == 3)
-    wait_until(lambda: len(fetched(out)) >= 15)
+    wait_until(lambda: len(crawling_children(proc.pid)) == 3, "three crawling children",
+               seen=lambda: crawling_children(proc.pid), procs=[proc])  # fmt: skip
+    wait_until(lambda: len(fetched(out)) >= 15, "15 pages fetched",
+               seen=lambda: len(fetched(out)), procs=[proc])  # fmt: skip
     victim = crawling_children(proc.pid)[0]
     os.kill(victim, signal.SIGKILL)
     report, err = proc.communicate(timeout=120)

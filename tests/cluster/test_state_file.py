@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,13 @@ from crawlscope.engine.cluster.sqlite_state import keep_state
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from helpers import demo_site_process, run_cli
+from helpers import run_cli
 
 PAGES, LATENCY, WORKERS = "200", "0.03", 3
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with demo_site_process("--pages", PAGES, "--latency", LATENCY) as url:
-        yield url
+# The options of this module's demo site (conftest.py's `site` fixture).
+DEMO_SITE = ("--pages", PAGES, "--latency", LATENCY)
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,7 @@ from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoServer
 from crawlscope.engine.snapshot import Phase, count_states
 from crawlscope.engine.workers import BUSY, WorkerState
-from crawlscope.tui.waiting import wait_until
-from helpers import assert_accounted, expected, outcomes
-
-
-async def until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Wait until `condition()` holds, checking every few ms; fail after `timeout`."""
-    await wait_until(condition, "the crawl to get there", timeout=timeout, poll=0.002)
+from helpers import assert_accounted, expected, outcomes, until
 
 
 def start(server: DemoServer, **options: object) -> tuple[Crawler, asyncio.Task[None]]:

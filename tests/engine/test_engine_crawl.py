@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import socket
 from urllib.parse import urlsplit
 
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.redirects import ChainEnd
 from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
@@ -155,7 +158,16 @@ async def test_records_carry_depth_referrer_worker_and_times(demo: DemoServer) -
     for record in crawler.ledger.done.values():
         assert record.worker in (0, 1, 2)
         assert record.t_end >= record.t_start > 0
-        assert record.encoding == "utf-8"
+        text = record.content_type is not None and record.content_type.startswith("text/")
+        # A PDF or a PNG is bytes: no encoding, where the chapter's code wrote utf-8.
+        assert record.encoding == ("utf-8" if text else None), record
+    files = [
+        crawler.ledger.done[demo.url + f"files/{name}"] for name in ("diagram.png", "chapter.pdf")
+    ]
+    assert [(r.content_type, r.encoding) for r in files] == [
+        ("image/png", None),
+        ("application/pdf", None),
+    ]
 
 
 async def test_report_has_the_chapters_lines_and_the_accounting(demo: DemoServer) -> None:
@@ -178,3 +190,33 @@ async def test_report_has_the_chapters_lines_and_the_accounting(demo: DemoServer
     assert f"Done: {len(crawler.ledger.done)}" in lines
     accounting = [line for line in lines if line.startswith("Accounting:")]
     assert accounting and accounting[0].endswith("(all accounted for)")
+
+
+async def test_the_reports_totals_agree_with_each_other_and_say_what_they_count(
+    demo: DemoServer,
+) -> None:
+    # The demo site, and a root nothing answers: done and failed URLs both.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    config = CrawlConfig(roots=(demo.url, dead), max_tasks=4, max_tries=1, obey_robots=False)
+    crawler = Crawler(config)
+    await crawler.crawl()
+    out = io.StringIO()
+    write_report(crawler, out)
+    lines = out.getvalue().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Finished "))
+    end = lines.index("Todo: 0")
+    totals: dict[str, int] = {}
+    for line in lines[start + 1 : end]:
+        count, key, words = line.split(maxsplit=2)
+        assert words, f"{key} does not say what it counts"
+        totals[key] = int(count)
+    done, failed = len(crawler.ledger.done), len(crawler.ledger.failed)
+    assert dead in crawler.ledger.failed and totals["fail"] == failed
+    # A 404 is an answer: it is done, and no total calls it an error beside "failed".
+    assert "error" not in totals and totals["http_error"] == 2  # /missing, /broken
+    kinds = sum(totals[k] for k in ("html", "other", "http_error", "redirect"))
+    statuses = sum(n for key, n in totals.items() if key.startswith("status_"))
+    assert kinds == statuses == done
+    assert totals["status_200"] == totals["html"] + totals["other"]

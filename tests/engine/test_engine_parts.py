@@ -335,6 +335,8 @@ def test_roots_must_be_http() -> None:
 def test_printable_escapes_control_and_bidi_characters() -> None:
     assert printable("http://h/\x1b[31mred") == "http://h/\\x1b[31mred"
     assert printable("a\u202eb\nc") == "a\\u202eb\\x0ac"
+    # The line and paragraph separators break a line as a newline does.
+    assert printable("a\u2028b\u2029c") == "a\\u2028b\\u2029c"
     assert printable("[bold]x[/bold]") == "[bold]x[/bold]"  # markup is the UI's job to escape
     assert printable("abcdef", 4) == "abc…"
     assert printable("café ünïcode") == "café ünïcode"

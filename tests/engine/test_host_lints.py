@@ -15,13 +15,21 @@ from crawlscope.engine.host_lints import RETRY_STORM_STREAK, host_lints, idle_wo
 from crawlscope.engine.lints import Lint, LintKind
 from crawlscope.engine.report import write_report
 from crawlscope.engine.snapshot import Snapshot
-from helpers import Handler, html
+from helpers import Handler, html, until
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
 
 
 def lints_of(snap: Snapshot) -> list[Lint]:
     return host_lints(snap.hosts, idle_workers(snap), snap.live_workers, snap.elapsed)
+
+
+def assert_kind_said_once(lint: Lint) -> None:
+    """Every place a warning is shown puts its kind before its text (`w`, the report, a
+    recording): the text must not say the kind again ("politeness-bound politeness-bound")."""
+    words = lint.kind.value.replace("-", " ")
+    start = lint.text.lower().replace("-", " ")
+    assert not start.startswith(words), f"{lint.kind.value} said twice: {lint.text!r}"
 
 
 def robots(text: str) -> Handler:
@@ -88,6 +96,7 @@ async def test_a_host_that_never_answers_raises_a_retry_storm() -> None:
     (storm,) = lints_of(crawler.snapshot())
     assert storm.kind is LintKind.RETRY_STORM and storm.host == dead
     assert f"{RETRY_STORM_STREAK + 1} times in a row" in storm.text
+    assert_kind_said_once(storm)
 
 
 async def test_a_storm_ends_with_an_answer(serve: Serve) -> None:
@@ -114,4 +123,41 @@ async def test_the_crawls_own_warnings_name_the_host_that_binds_it(serve: Serve)
     assert found[0].host == root.rstrip("/") and "Crawl-delay 1 s" in found[0].text
     report = io.StringIO()
     write_report(crawler, report)
-    assert "politeness-bound" in report.getvalue()
+    assert_kind_said_once(found[0])
+    (line,) = [line for line in report.getvalue().splitlines() if "politeness-bound" in line]
+    assert line.count("politeness-bound") == 1, line
+
+
+async def test_one_worker_of_ten_at_a_gate_is_not_politeness_bound(serve: Serve) -> None:
+    # Eight workers fetch from one host, one waits out another host's Crawl-delay, one is
+    # idle: the crawl is bound by its fetches, not by politeness (that takes half the
+    # workers doing nothing but wait).
+    release = asyncio.Event()
+
+    async def held(_request: web.Request) -> web.Response:
+        await release.wait()
+        return web.Response(text="a", content_type="text/html")
+
+    fetching = {"/": html(" ".join(f'<a href="/a{i}">a</a>' for i in range(8)))}
+    fetching.update({f"/a{i}": held for i in range(8)})
+    polite = {"/": html('<a href="/b">b</a>'), "/b": html(""),
+              "/robots.txt": robots("User-agent: *\nCrawl-delay: 5\n")}  # fmt: skip
+    a, b = await serve(fetching), await serve(polite)
+    crawler = Crawler(CrawlConfig(roots=(a, b), max_tasks=10))
+    crawling = asyncio.ensure_future(crawler.crawl())
+    try:
+        await until(
+            lambda: (
+                (snap := crawler.snapshot()).state_counts() is not None
+                and sum(h.in_flight for h in snap.hosts) == 8
+                and sum(h.waiting for h in snap.hosts) == 1
+            ),
+            "eight workers fetching and one at the Crawl-delay's gate",
+        )
+        snap = crawler.snapshot()
+        assert (snap.live_workers, idle_workers(snap)) == (10, 1)
+        assert lints_of(snap) == []
+    finally:
+        crawler.stop()
+        release.set()
+        await asyncio.gather(crawling, return_exceptions=True)

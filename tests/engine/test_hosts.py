@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 from collections.abc import Awaitable, Callable
 
+import pytest
 from aiohttp import web
 from host_sites import counted_site, holding, host_row
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.host_controls import host_control
 from crawlscope.engine.hosts import HostBook, latency_bucket
 from crawlscope.engine.politeness import HostGate
 from crawlscope.engine.report import write_report
@@ -108,11 +111,13 @@ async def test_blocking_a_host_stops_its_requests_and_loses_nothing(serve: Serve
 
 async def test_a_host_limit_and_delay_set_live_are_obeyed(serve: Serve) -> None:
     hits: list[str] = []
-    root = await serve(counted_site("p", 12, hits))
+    arrivals: list[float] = []
+    # Pages of 10 ms: one at a time, without the delay they would come ~10 ms apart.
+    root = await serve(counted_site("p", 12, hits, latency=0.01, arrivals=arrivals))
     origin = root.rstrip("/")
     crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=6))
     crawler.set_host_limit(origin, 1)
-    crawler.set_host_delay(origin, 0.05)
+    crawler.set_host_delay(origin, 0.1)
     most = 0
 
     def note() -> None:
@@ -125,14 +130,32 @@ async def test_a_host_limit_and_delay_set_live_are_obeyed(serve: Serve) -> None:
             note()
             row = crawler.snapshot().hosts
             if row:
-                assert (row[0].limit, row[0].delay) == (1, 0.05)
+                assert (row[0].limit, row[0].delay) == (1, 0.1)
             await asyncio.sleep(0.005)
         await crawling
     finally:
         crawler.stop()
         await asyncio.gather(crawling, return_exceptions=True)
     assert most == 1 and len(hits) == 13
+    # The delay, as the server saw it: its requests came at least 0.1 s apart (less the
+    # few ms a request takes from the gate to the server, which vary).
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    assert min(gaps) >= 0.08, [round(gap, 3) for gap in gaps]
     assert_accounted(crawler)
+
+
+async def test_a_hosts_latency_leaves_out_its_delay(serve: Serve) -> None:
+    """Latency is the server's time from the request on: a host whose delay holds each
+    request 0.3 s still answers in its 10 ms (the gate's wait is the crawl's, not its)."""
+    hits: list[str] = []
+    root = await serve(counted_site("p", 6, hits, latency=0.01))
+    origin = root.rstrip("/")
+    crawler = Crawler(CrawlConfig(roots=(root,), max_tasks=3, obey_robots=False))
+    crawler.set_host_delay(origin, 0.3)
+    await crawler.crawl()
+    row = host_row(crawler.snapshot(), root)
+    assert (row.done, row.tries) == (7, 7)
+    assert row.p50 <= 0.064 and row.p99 <= 0.128, (row.p50, row.p99, row.latency)
 
 
 async def test_the_report_has_a_hosts_section(serve: Serve) -> None:
@@ -247,3 +270,22 @@ async def test_the_gate_serves_its_waiters_in_turn() -> None:
     gate.leave("http://a")
     await asyncio.gather(*waiting, late)
     assert order == ["second", "third", "late"]
+
+
+def test_host_controls_refuse_a_host_the_crawl_never_met_unless_ahead() -> None:
+    """The check every control path shares (engine/host_controls.py): a monitor's viewer
+    gets the error; a cluster's process blocks ahead a host another process met."""
+    crawler = Crawler(CrawlConfig(roots=("http://met.test/",)))
+    crawler.host_book.queued("http://met.test/")
+    assert crawler.knows_host("http://met.test") and not crawler.knows_host("http://no.test")
+    for name, args in [
+        ("block_host", {}),
+        ("unblock_host", {}),
+        ("set_host_delay", {"seconds": 1.0}),
+        ("set_host_limit", {"limit": 2}),
+    ]:
+        with pytest.raises(ValueError, match=r"^no host http://no\.test in this crawl$"):
+            host_control(crawler, name, {"host": "http://no.test", **args})
+    assert set(crawler.host_book.hosts) == {"http://met.test"}
+    host_control(crawler, "block_host", {"host": "http://no.test"}, ahead=True)()
+    assert crawler.host_book.blocked("http://no.test")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +17,10 @@ from crawlscope.engine.records import FetchRecord, JsonlWriter, LineFile, Output
 from crawlscope.engine.sites.demo import DemoServer
 from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.workers import Worker
-from helpers import CLI, assert_accounted, demo_site_process, run_cli
+from helpers import CLI, assert_accounted, demo_site_process, run_cli, until
 
 # Generous: a guard against a hang on a loaded machine, never a speed target.
 NO_HANG = 60.0
-
-
-async def until(condition: Callable[[], bool], timeout: float = NO_HANG) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.005)
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,9 @@ import asyncio
 import gc
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from itertools import pairwise
 from types import FrameType
 from typing import Any
-
-import pytest
 
 from crawlscope.engine import links as links_module
 from crawlscope.engine.collector import YOUNG_THRESHOLD
@@ -27,15 +24,13 @@ from crawlscope.engine.links import parse_links
 from crawlscope.engine.politeness import HostGate
 from crawlscope.engine.urls import normalize
 from crawlscope.engine.workers import Worker, WorkerState
-from helpers import assert_accounted, demo_site_process
+from helpers import assert_accounted
 
 PAGES = 300
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with demo_site_process("--pages", str(PAGES), "--latency", "0") as url:
-        yield url
+# The options of this module's demo site (conftest.py's `site` fixture).
+DEMO_SITE = ("--pages", str(PAGES), "--latency", "0")
 
 
 class CallCount:

@@ -95,6 +95,34 @@ async def test_a_callback_queued_ahead_of_a_step_is_its_scheduling_delay() -> No
     assert timing.step.total == 2
 
 
+async def test_the_wrapper_buckets_steps_and_delays_as_histogram_add_does() -> None:
+    # One long step and one long scheduling delay, each its histogram's longest: counted
+    # where Histogram.add counts it, so its quantile is the time measured (the bucket's
+    # upper edge, capped at the maximum), not half of it.
+    loop = asyncio.get_running_loop()
+    clock = poll_clock(loop)
+    await asyncio.sleep(0)
+    woken = asyncio.Event()
+    timing = WorkerTiming()
+
+    async def parse_then_wait() -> None:
+        time.sleep(0.03)
+        await woken.wait()
+
+    task = asyncio.create_task(TimedCoroutine(parse_then_wait(), timing, clock))
+    await asyncio.sleep(0)
+    loop.call_soon(lambda: (loop.call_soon(time.sleep, 0.03), woken.set()))
+    await task
+    for histogram in (timing.step, timing.delay):
+        longest = histogram.max_ns
+        assert longest >= 30_000_000
+        alone = Histogram()
+        alone.add(longest)
+        bucket = alone.counts.index(1)
+        assert histogram.counts[bucket] >= 1, (bucket, list(histogram.counts))
+        assert histogram.quantile(1.0) == longest / 1e9
+
+
 async def test_a_long_step_is_told_with_the_frame_it_gave_the_loop_back_at() -> None:
     heard: list[tuple[int, str]] = []
     timing = WorkerTiming()

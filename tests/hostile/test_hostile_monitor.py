@@ -74,6 +74,8 @@ WRONG: list[tuple[tuple[str | int, ...], object, str]] = [
     (("snapshot", "accounting"), [1], "snapshot.accounting is not an object"),
     (("snapshot", "accounting", "seen"), "1", "snapshot.accounting.seen is not a whole"),
     (("snapshot", "accounting", "done"), None, "snapshot.accounting.done is not a whole"),
+    (("snapshot", "accounting", "done"), 10**400, "snapshot.accounting.done is out of range"),
+    (("snapshot", "elapsed"), 1e300, "snapshot.elapsed is out of range"),
     (("snapshot", "unfinished"), True, "snapshot.unfinished is not a whole number"),
     (("snapshot", "redirect_version"), {}, "snapshot.redirect_version is not a whole"),
     (("snapshot", "paused_all"), "no", "snapshot.paused_all is not true or false"),

@@ -4,11 +4,13 @@ every byte and keeps the screen it was drawn (pyte, as a browser's terminal woul
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -116,6 +118,13 @@ def origin(page: str) -> str:
     return "{0.scheme}://{0.netloc}".format(urlsplit(page))
 
 
+def cells(screen: pyte.Screen) -> list[list[tuple[object, ...]]]:
+    """Every cell of `screen` as (character, colours, attributes): what a viewer sees,
+    not only its text."""
+    return [[tuple(screen.buffer[y][x]) for x in range(screen.columns)]
+            for y in range(screen.lines)]  # fmt: skip
+
+
 @dataclass
 class Watcher:
     """A viewer of a class: its socket, every byte it was sent, its screen."""
@@ -145,6 +154,9 @@ class Watcher:
 
     def text(self) -> str:
         return "\n".join(self.screen.display)
+
+    def cells(self) -> list[list[tuple[object, ...]]]:
+        return cells(self.screen)
 
     def shows(self, words: str) -> bool:
         return words in self.text()
@@ -178,3 +190,24 @@ async def watching(
         with contextlib.suppress(asyncio.CancelledError):
             await reading
         await ws.close()
+
+
+async def never_reading(page: str) -> socket.socket:
+    """A WebSocket on `page` whose reader never reads a byte (a tab whose machine froze),
+    with a small receive buffer, so what is sent to it piles up in the server."""
+    parts = urlsplit(page)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (parts.hostname, parts.port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET {parts.path}ws HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+        f"Origin: {origin(page)}\r\n\r\n"
+    )
+    await loop.sock_sendall(sock, request.encode())
+    answer = await loop.sock_recv(sock, 12)
+    assert answer == b"HTTP/1.1 101", answer
+    return sock

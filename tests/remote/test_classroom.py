@@ -9,23 +9,27 @@ import asyncio
 import base64
 import contextlib
 import os
-import socket
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp
+import pytest
 from classroom_support import (
     TIMEOUT,
     Watcher,
     client_session,
     cmdline,
     descendants,
+    never_reading,
     origin,
     serving,
     watching,
 )
 
+from crawlscope.engine.lecture.replay import load_lecture
 from crawlscope.engine.remote.client import RemoteCrawl
 from crawlscope.tui.waiting import wait_until
+from helpers import run_cli
 
 
 async def test_a_late_joiner_sees_step_ten_of_the_lecture_at_once() -> None:
@@ -45,6 +49,50 @@ async def test_a_late_joiner_sees_step_ten_of_the_lecture_at_once() -> None:
             async with watching(client, served.class_page) as late:
                 await wait_until(lambda: late.shows("step 10 "), "step 10", timeout=TIMEOUT)
                 assert late.text() == lecturer.text()
+                assert late.cells() == lecturer.cells()  # the colours too
+
+
+async def test_serve_plays_a_lecture_recording_as_replay_does(tmp_path: Path) -> None:
+    recording = tmp_path / "lecture.jsonl"
+    made = run_cli("lecture", "--record", str(recording), "--headless", "--steps", "5")
+    assert made.returncode == 0, made.stderr
+    steps = len(load_lecture(str(recording)).steps)
+    with serving("--replay", str(recording)) as served:
+        async with client_session() as client, watching(client, served.class_page) as student:
+            await wait_until(
+                lambda: f"of {steps}" in student.text(), "the lecture's replay", timeout=TIMEOUT,
+                describe=student.text,
+            )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "flood", ["\x1b" * 33_999, "\x1b[" * 17_000, "\x1b[A" * 11_000], ids=["esc", "csi", "up"]
+)
+async def test_after_34_kb_of_escape_sequences_the_lecturers_next_key_acts(flood: str) -> None:
+    # Written as JSON, the ESC of each is 6 bytes: 200 KB on the lecturer's socket.
+    with serving("--lecture") as served:
+        async with client_session() as client, watching(client, served.lecturer_page) as lecturer:
+            await wait_until(lambda: lecturer.shows("step 0 "), "the lecture", timeout=TIMEOUT)
+            await lecturer.keys(flood)
+            await lecturer.keys("n")
+            await wait_until(lambda: lecturer.shows("step 1 "), "the n after it", timeout=30)
+
+
+async def test_the_screen_and_the_page_count_the_same_browsers() -> None:
+    # The screen (attach, a viewer of the crawl's monitor) is not counted as a viewer:
+    # the browsers it is shown in are, as on the class's page.
+    with serving("--max-tasks", "1") as served:
+        async with (
+            client_session() as client,
+            watching(client, served.lecturer_page) as lecturer,
+            watching(client, served.class_page) as student,
+        ):
+            await wait_until(
+                lambda: student.count == 2 and student.shows("2 viewers: 127.0.0.1 x2"),
+                "both bars at 2", timeout=TIMEOUT, describe=lambda: f"page: {student.count}, "
+                f"screen: {[row for row in student.screen.display if 'viewer' in row]}",
+            )  # fmt: skip
+            assert lecturer.count == 2
 
 
 async def test_the_lecture_served_has_the_workers_asked_for() -> None:
@@ -55,7 +103,9 @@ async def test_the_lecture_served_has_the_workers_asked_for() -> None:
             assert student.shows("slot 4 ") and not student.shows("slot 5 ")
 
 
-async def test_the_lecturers_keys_steer_and_the_class_keys_change_nothing() -> None:
+async def test_the_class_sees_the_crawl_start_when_the_lecturer_presses_p() -> None:
+    # A crawl served to a class starts paused (--running starts it at once); only the
+    # lecturer's keys act on it.
     with serving("--max-tasks", "2", wanted=("serving", "lecturer", "monitor")) as served:
         monitor = RemoteCrawl(served.lines["monitor"].split("?")[0])
         eye = asyncio.create_task(monitor.run())
@@ -66,8 +116,13 @@ async def test_the_lecturers_keys_steer_and_the_class_keys_change_nothing() -> N
                 watching(client, served.class_page) as student,
             ):
                 await wait_until(monitor.ready.is_set, "the monitor's first frame", timeout=TIMEOUT)
-                await wait_until(lambda: student.shows("RUNNING"), "the crawl", timeout=TIMEOUT)
-                # The student's p (pause) and its round trip: the server has read it,
+                await wait_until(
+                    lambda: student.shows("PAUSED") or student.shows("RUNNING"), "the crawl",
+                    timeout=TIMEOUT,
+                )  # fmt: skip
+                assert student.shows("PAUSED"), "the crawl started before the class watched"
+                assert monitor.snapshot().paused_all and monitor.snapshot().accounting.done == 0
+                # The student's p (resume) and its round trip: the server has read it,
                 # and written it to the screen if it were going to.
                 await student.keys("p")
                 await student.ws.ping()
@@ -77,17 +132,17 @@ async def test_the_lecturers_keys_steer_and_the_class_keys_change_nothing() -> N
                     lambda: len(monitor.snapshot().workers) == 3, "the lecturer's a",
                     timeout=TIMEOUT,
                 )  # fmt: skip
-                assert not monitor.snapshot().paused_all, "a student paused the crawl"
+                assert monitor.snapshot().paused_all, "a student resumed the crawl"
                 await lecturer.keys("p")
-                await wait_until(lambda: monitor.snapshot().paused_all, "p", timeout=TIMEOUT)
+                await wait_until(lambda: not monitor.snapshot().paused_all, "p", timeout=TIMEOUT)
                 for each in (lecturer, student):
-                    await wait_until(lambda w=each: w.shows("PAUSED"), "PAUSED", timeout=TIMEOUT)
+                    await wait_until(lambda w=each: w.shows("RUNNING"), "RUNNING", timeout=TIMEOUT)
         finally:
             eye.cancel()
 
 
 async def test_two_hundred_viewers_start_no_process_and_one_that_never_reads_is_dropped() -> None:
-    with serving("--max-tasks", "3", "--latency", "0.05") as served:
+    with serving("--max-tasks", "3", "--latency", "0.05", "--running") as served:
         async with client_session() as client, watching(client, served.class_page) as first:
             await wait_until(lambda: first.shows("RUNNING"), "the crawl", timeout=TIMEOUT)
             before = sorted(descendants(served.process.pid))
@@ -119,27 +174,6 @@ async def test_two_hundred_viewers_start_no_process_and_one_that_never_reads_is_
             # Every tab closed: nothing is left behind but the first viewer.
             await wait_until(lambda: first.count == 1, "199 gone", timeout=TIMEOUT)
             assert sorted(descendants(served.process.pid)) == before
-
-
-async def never_reading(page: str) -> socket.socket:
-    """A WebSocket on `page` whose reader never reads a byte (a tab whose machine froze),
-    with a small receive buffer, so what is sent to it piles up in the server."""
-    parts = urlsplit(page)
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.setblocking(False)
-    loop = asyncio.get_running_loop()
-    await loop.sock_connect(sock, (parts.hostname, parts.port))
-    key = base64.b64encode(os.urandom(16)).decode()
-    request = (
-        f"GET {parts.path}ws HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
-        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-        f"Origin: {origin(page)}\r\n\r\n"
-    )
-    await loop.sock_sendall(sock, request.encode())
-    answer = await loop.sock_recv(sock, 12)
-    assert answer == b"HTTP/1.1 101", answer
-    return sock
 
 
 async def test_a_foreign_origin_and_null_are_refused_and_the_501st_viewer_is_told_why() -> None:
@@ -176,7 +210,7 @@ def upgrade(page_origin: str) -> dict[str, str]:
 
 
 async def test_the_lecturers_path_is_on_no_class_page_nor_command_line() -> None:
-    with serving("--size", "100x30") as served:
+    with serving("--size", "100x30", "--running") as served:
         key = urlsplit(served.lecturer_page).path.split("/")[2]
         async with client_session() as client:
             async with client.get(served.class_page) as page:

@@ -121,10 +121,10 @@ async def size(page: Any) -> list[int]:
 
 # mode: (serve's options, words on its screen, the lecturer's key, what it shows after)
 MODES = {
-    "live": (["--max-tasks", "2"], "RUNNING", "p", "PAUSED"),
+    "live": (["--max-tasks", "2", "--running"], "RUNNING", "p", "PAUSED"),
     "replay": (["--replay", str(RECORDING)], "event 287/287", ",", "event 286/287"),
     "lecture": (["--lecture"], "step 0 ", "n", "step 1 "),
-    "cluster": (["--max-tasks", "2"], "RUNNING", "p", "PAUSED"),
+    "cluster": (["--max-tasks", "2", "--running"], "RUNNING", "p", "PAUSED"),
 }
 
 

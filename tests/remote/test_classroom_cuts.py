@@ -10,7 +10,7 @@ import pyte
 import pytest
 from aiohttp import web
 
-from crawlscope.tui.classroom.cuts import whole_part
+from crawlscope.tui.classroom.cuts import whole_keys, whole_part
 from crawlscope.tui.classroom.limits import DEFAULT_LIMITS
 from crawlscope.tui.classroom.model import ScreenModel
 from crawlscope.tui.classroom.relay import Relay, Viewer
@@ -87,3 +87,18 @@ def test_a_message_ends_only_between_whole_sequences() -> None:
     assert whole_part("a😀".encode()) == 5
     # A tail that never ends is not held for ever.
     assert whole_part(b"\x1b]" + b"x" * (70 * 1024)) == 70 * 1024 + 2
+
+
+@pytest.mark.parametrize(
+    ("keys", "sent"),
+    [
+        (b"\x1b", b"\x1b"),  # the Escape key
+        (b"ab\x1b[Ac\x1bOP\x1b[<0;1;1M", b"ab\x1b[Ac\x1bOP\x1b[<0;1;1M"),
+        (b"\x1b[200~pasted\x1b[201~", b"\x1b[200~pasted\x1b[201~"),
+        (b"x\x1b[1;", b"x"),  # cut short at the end
+        (b"\x1b[\x1b[Ay", b"\x1b[Ay"),  # cut short by another ESC
+        (b"\x1b" * 5, b""),  # an ESC last would make the next key alt+key
+    ],
+)
+def test_the_lecturers_keys_go_on_as_whole_keys(keys: bytes, sent: bytes) -> None:
+    assert whole_keys(keys) == sent

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable, Container, Sequence
+from collections.abc import AsyncIterator, Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,13 +30,9 @@ from crawlscope.engine.remote.monitor import (
 from crawlscope.engine.remote.protocol import snapshot_to_plain
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase, Snapshot
-from crawlscope.tui.waiting import wait_until
+from helpers import until
 
 TIMEOUT = 60.0
-
-
-async def until(condition: Callable[[], object], what: str) -> None:
-    await wait_until(condition, what)
 
 
 @dataclass

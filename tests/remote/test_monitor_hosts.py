@@ -57,3 +57,20 @@ async def test_host_controls_without_the_token_or_out_of_bounds_are_refused() ->
             assert list(remote.errors)[-1] == "set_host_limit needs 'limit'"
     assert not crawler.host_book.blocked(origin)
     assert (crawler.hosts.delays, crawler.hosts.limits) == ({}, {})
+
+
+async def test_host_controls_on_a_host_the_crawl_never_met_are_refused() -> None:
+    """A typo, or a host not met yet: an error that names it, never "ok" and a phantom row."""
+    async with watched(paused=True) as (crawler, monitor), attached(monitor.url) as remote:
+        await wait_until(lambda: remote.snapshot().hosts, "a host row")
+        stranger = "http://never-met.invalid"
+        controls = RemoteControls(remote)
+        controls.block_host(stranger)
+        controls.set_host_delay(stranger, 2.0)
+        controls.set_host_limit(stranger, 2)
+        controls.unblock_host(stranger)
+        await wait_until(lambda: remote.answers == 4, "every answer")
+        assert list(remote.errors) == [f"no host {stranger} in this crawl"] * 4
+        assert [row.origin for row in remote.snapshot().hosts] == [origin_of(crawler)]
+    assert stranger not in crawler.host_book.hosts and not crawler.host_book.blocked(stranger)
+    assert (crawler.hosts.delays, crawler.hosts.limits) == ({}, {})

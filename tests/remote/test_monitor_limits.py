@@ -26,7 +26,6 @@ import pytest
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.remote.monitor import (
-    MAX_BEHIND_BYTES,
     VIEWER_SNDBUF,
     Monitor,
     ViewerLimits,
@@ -62,11 +61,13 @@ def port_of(monitor: Monitor) -> int:
     return int(monitor.sock.getsockname()[1])
 
 
-def upgrade(port: int, origin: str | None = None, host: str | None = None) -> bytes:
+def upgrade(
+    port: int, origin: str | None = None, host: str | None = None, query: str = ""
+) -> bytes:
     """A WebSocket upgrade request for the monitor's path, written by hand."""
     key = base64.b64encode(secrets.token_bytes(16)).decode()
     lines = [
-        "GET /crawl HTTP/1.1",
+        f"GET /crawl{query} HTTP/1.1",
         f"Host: {host or f'127.0.0.1:{port}'}",
         "Upgrade: websocket",
         "Connection: Upgrade",
@@ -78,11 +79,13 @@ def upgrade(port: int, origin: str | None = None, host: str | None = None) -> by
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-async def status_of(port: int, origin: str | None = None, host: str | None = None) -> int:
+async def status_of(
+    port: int, origin: str | None = None, host: str | None = None, query: str = ""
+) -> int:
     """The status line's code the monitor answers an upgrade with."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        writer.write(upgrade(port, origin, host))
+        writer.write(upgrade(port, origin, host, query))
         line = await asyncio.wait_for(reader.readline(), TIMEOUT)
         return int(line.split()[1])
     finally:
@@ -159,13 +162,55 @@ def test_an_origin_is_compared_in_one_form(text: str, origin: str) -> None:
     assert origin_of(text) == origin
 
 
-@pytest.mark.parametrize("text", ["evil.example", "ftp://h", "http://h/page", "http://h:x"])
+BAD_ORIGINS = ["http://a b", "http://" + "a" * 10_000, "http://a\u202eb.example",
+               "http://a\x1bb", "http://-a.example", "http://a..b"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["evil.example", "ftp://h", "http://h/page", "http://h:x", *BAD_ORIGINS],
+    ids=lambda text: text[:20],
+)
 def test_a_bad_origin_is_a_clear_error(text: str) -> None:
-    with pytest.raises(ValueError, match="origin"):
+    with pytest.raises(ValueError, match="origin") as refused:
         origin_of(text)
+    said = str(refused.value)
+    assert said.isprintable() and "\u202e" not in said and len(said) < 300, said
+
+
+@pytest.mark.parametrize("query", ["?token=", "?token", "?token=x"])
+async def test_an_empty_or_wrong_token_gets_403_not_steering(query: str) -> None:
+    async with watched() as (_crawler, monitor):
+        assert await status_of(port_of(monitor), query=query) == 403
+        assert await status_of(port_of(monitor), query=f"?token={monitor.token}") == 101
 
 
 # ---- how many, and for how long (item 2) ----------------------------------------------
+
+
+async def test_a_client_trickling_a_partial_request_is_closed_at_the_handshake_timeout() -> None:
+    # The timer runs from the connection, not from its last byte: a request sent a byte
+    # every 0.1 s (some 17 s) never completes, and is closed once 1 s has gone by.
+    limits = ViewerLimits(handshake_seconds=1.0)
+    async with watched(limits=limits) as (_crawler, monitor):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port_of(monitor))
+        partial = upgrade(port_of(monitor))[:-2]  # never the blank line that ends it
+
+        async def trickle() -> None:
+            for byte in partial:
+                writer.write(bytes((byte,)))
+                await asyncio.sleep(0.1)
+
+        trickling = asyncio.create_task(trickle())
+        closed = asyncio.create_task(reader.read())
+        try:
+            await asyncio.wait([trickling, closed], return_when=asyncio.FIRST_COMPLETED)
+            assert closed.done(), f"open after {len(partial)} bytes trickled in 0.1 s apart"
+            assert closed.result() == b""
+        finally:
+            trickling.cancel()
+            closed.cancel()
+            writer.close()
 
 
 async def test_connections_over_the_cap_are_refused_and_idle_ones_closed() -> None:
@@ -280,6 +325,7 @@ async def test_idle_connections_never_starve_the_crawl_of_files(tmp_path: Path) 
 
 STUCK = 50
 KERNEL_SLACK = 4 * VIEWER_SNDBUF  # the kernel doubles SO_SNDBUF, and counts its overhead
+BYTES_BOUND = 256 * 1024
 
 
 def stuck_viewer(port: int) -> socket.socket:
@@ -290,9 +336,15 @@ def stuck_viewer(port: int) -> socket.socket:
 
 
 async def test_viewers_that_never_read_are_dropped_by_the_bytes_waiting_for_them() -> None:
-    # Many workers make big frames: what is queued for a stuck viewer grows fast.
+    # Many workers make big frames: what is queued for a stuck viewer grows fast. Only
+    # the bytes can drop one here: the time and total rules are out of reach.
+    # (A smaller byte bound than the default's 2 MiB: once the crawl is done its frames
+    # are small, and a stuck viewer would take a minute to have 2 MiB waiting.)
+    limits = ViewerLimits(
+        max_behind_bytes=BYTES_BOUND, max_behind_seconds=1e9, total_behind_bytes=1 << 40
+    )
     async with (
-        watched(pages=3000, tasks=300) as (_crawler, monitor),
+        watched(pages=3000, tasks=300, limits=limits) as (_crawler, monitor),
         aiohttp.ClientSession() as session,
         session.ws_connect(monitor.view_url, max_msg_size=0) as reader,
     ):
@@ -315,10 +367,13 @@ async def test_viewers_that_never_read_are_dropped_by_the_bytes_waiting_for_them
             return monitor.dropped >= STUCK
 
         try:
-            await wait_until(all_dropped, "every stuck viewer dropped", timeout=TIMEOUT)
+            await wait_until(
+                all_dropped, "every stuck viewer dropped by its bytes", timeout=TIMEOUT,
+                describe=lambda: f"{monitor.dropped} dropped, {peak} bytes at most",
+            )  # fmt: skip
             # Each stuck viewer held at most the byte limit here, the kernel's queue
             # included, and the kernel alone no more than the small send buffer.
-            assert peak["process"] <= STUCK * (MAX_BEHIND_BYTES + KERNEL_SLACK)
+            assert peak["process"] <= STUCK * (BYTES_BOUND + KERNEL_SLACK)
             assert peak["kernel"] <= STUCK * KERNEL_SLACK
             assert len(monitor.viewers) == 1  # the viewer that reads stays
             seen = frames
@@ -452,3 +507,16 @@ def test_a_bad_origin_option_is_refused_before_anything_starts() -> None:
     assert done.returncode == 2
     assert "--allow-origin: not an origin: 'evil'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [("crawl", "http://127.0.0.1:9/", "--monitor", "0"),
+                                     ("serve", "--port", "0")])  # fmt: skip
+@pytest.mark.parametrize("bad", BAD_ORIGINS[:3], ids=["space", "long", "bidi"])
+def test_an_origin_with_a_space_a_long_host_or_bidi_is_one_line(
+    command: tuple[str, ...], bad: str
+) -> None:
+    done = run_cli(*command, "--allow-origin", bad)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "--allow-origin: not an origin:" in line and "\u202e" not in line
+    assert len(line) < 400 and "Traceback" not in done.stderr

@@ -9,7 +9,7 @@ import contextlib
 import json
 
 import pytest
-from timing_support import DENSE_LINKS, Serve, dense_site, until
+from timing_support import DENSE_LINKS, Serve, dense_site
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -20,6 +20,7 @@ from crawlscope.engine.remote.client import RemoteCrawl
 from crawlscope.engine.remote.monitor import Monitor, listen
 from crawlscope.engine.remote.protocol import snapshot_from_plain, snapshot_to_plain
 from crawlscope.engine.snapshot import MAX_WARNINGS, Phase
+from helpers import until
 
 
 async def test_a_viewer_sees_the_timing_and_the_warnings_of_the_crawl(serve: Serve) -> None:

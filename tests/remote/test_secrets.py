@@ -11,6 +11,7 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -134,7 +135,7 @@ def assert_secret_nowhere(serve: Serve, secret: str, *, itself: bool = False) ->
 
 
 async def test_the_lecturers_tab_steers_with_a_token_on_no_command_line() -> None:
-    with serve("--max-tasks", "2") as served:
+    with serve("--max-tasks", "2", "--running") as served:
         await wait_until(lambda: "monitor" in served.lines, "the monitor: line", timeout=TIMEOUT)
         monitor = served.lines["monitor"]
         token = parse_qs(urlsplit(monitor).query)["token"][0]
@@ -147,14 +148,67 @@ async def test_the_lecturers_tab_steers_with_a_token_on_no_command_line() -> Non
                 await wait_until(watcher.ready.is_set, "the watcher's first frame")
                 assert_secret_nowhere(served, token)
                 # The class's one screen had the token all the same: the lecturer's p
-                # pauses the crawl. (The screen and this watcher: two, whatever the tabs.)
-                await wait_until(lambda: len(watcher.viewers) == 2, "the screen attached")
+                # pauses the crawl. (The two tabs the screen is shown in, and this watcher.)
+                await wait_until(lambda: len(watcher.viewers) == 3, "the screen attached")
                 await lecturer.ws.send_str(json.dumps(["stdin", "p"]))
                 await wait_until(lambda: watcher.snapshot().paused_all, "p paused the crawl")
                 files = assert_secret_nowhere(served, token)
         finally:
             watching.cancel()
     assert len(files) == 1 and not files[0].exists()  # the lecturer's, gone with serve
+
+
+async def test_after_kill_9_of_serve_its_screen_dies_and_the_next_serve_sweeps_its_folder() -> None:
+    with serve("--max-tasks", "1") as killed:
+        (screen,) = await attach_processes(killed)
+        await wait_until(lambda: "monitor" in killed.lines, "the monitor: line", timeout=TIMEOUT)
+        token = parse_qs(urlsplit(killed.lines["monitor"]).query)["token"][0]
+        (left,) = assert_secret_nowhere(killed, token)
+        os.kill(killed.proc.pid, signal.SIGKILL)
+        killed.proc.wait()
+        # The screen, in a session of its own, goes with serve (as --procs children do).
+        await wait_until(lambda: not cmdline(screen), "the screen gone", timeout=TIMEOUT)
+        assert left.parent.exists()  # what the killed serve left behind
+        with serve("--max-tasks", "1") as later:
+            await attach_processes(later)
+            assert not left.parent.exists(), "the next serve left the killed one's folder"
+
+
+# A screen that outlives a closed terminal and SIGTERM (an attach that went on drawing at
+# 100% of a core with parent 1, for ever), started by ScreenProcess in another process.
+STUBBORN_SCREEN = """
+import asyncio, sys
+from crawlscope.tui.classroom.pty_screen import ScreenProcess
+
+STUBBORN = (
+    "import signal, time\\n"
+    "for sig in (signal.SIGTERM, signal.SIGHUP): signal.signal(sig, signal.SIG_IGN)\\n"
+    "time.sleep(600)"
+)
+
+async def main():
+    screen = ScreenProcess([sys.executable, "-c", STUBBORN], 80, 24, lambda data: None)
+    await screen.start()
+    print(screen.process.pid, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_screen_dies_with_the_process_that_started_it_killed_9() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", STUBBORN_SCREEN], stdout=subprocess.PIPE,
+                              text=True)  # fmt: skip
+    assert parent.stdout is not None
+    screen = int(parent.stdout.readline())
+    try:
+        assert cmdline(screen)
+        parent.kill()
+        parent.wait()
+        await wait_until(lambda: not cmdline(screen), "the screen gone", timeout=20.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(screen, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("given", ["in the URL", "in the environment"])

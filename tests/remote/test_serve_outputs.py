@@ -18,7 +18,8 @@ def test_serve_writes_the_records_and_the_report_of_the_crawl_it_serves(tmp_path
     records, report = tmp_path / "f.jsonl", tmp_path / "report.txt"
     with demo_site_process("--pages", "20", "--latency", "0") as site:
         serve = subprocess.Popen(
-            [*CLI, "serve", site, "--port", "0", "-o", str(records), "--report", str(report)],
+            [*CLI, "serve", site, "--running", "--port", "0", "-o", str(records),
+             "--report", str(report)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:

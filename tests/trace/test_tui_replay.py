@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
 import pty
 import select
@@ -12,20 +13,26 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tui_support import frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.plain import MOST_INT
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.trace.load import load_recording
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
+from crawlscope.engine.trace.validation import COUNT_KEYS
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl, Recording
 from crawlscope.tui.widgets.replay_bar import ReplayBar
+from helpers import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +267,84 @@ async def test_the_tui_says_when_its_recording_cannot_be_written() -> None:
         assert crawler.accounting().balanced
         await pilot.press("q")
     assert app.return_value == 1
+
+
+# ---- every number of a recording has a range (issue 38 #5) -------------------------------
+
+
+def with_numbers(recording: Path, change: Callable[[dict[str, Any]], None]) -> str:
+    """The recording's text with `change` applied to each of its events (not the start)."""
+    start, *lines = recording.read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    for event in events:
+        change(event)
+    return "\n".join([start, *map(json.dumps, events)]) + "\n"
+
+
+def set_counts(value: int) -> Callable[[dict[str, Any]], None]:
+    def change(event: dict[str, Any]) -> None:
+        for key in (*COUNT_KEYS, "pages"):
+            if key in event:
+                event[key] = value
+        if event["kind"] == "hosts":
+            event["count"] = value
+        if event["kind"] == "fetch":
+            record = event["record"]
+            record.update({k: value for k, v in record.items() if type(v) is int})
+
+    return change
+
+
+def set_key(kind: str, key: str, value: object) -> Callable[[dict[str, Any]], None]:
+    def change(event: dict[str, Any]) -> None:
+        if event["kind"] == kind:
+            (event["record"] if kind == "fetch" else event)[key] = value
+
+    return change
+
+
+HUGE = 10**400
+OUT_OF_RANGE = {
+    "done": (set_key("state", "done", HUGE), "'done' is not a count: 1000"),
+    "seen": (set_key("state", "seen", HUGE), "'seen' is not a count: 1000"),
+    "pages": (set_key("state", "pages", HUGE), "'pages' is not a count: 1000"),
+    "hosts count": (set_key("hosts", "count", HUGE), "a hosts line's 'count' is wrong: 1000"),
+    "size": (set_key("fetch", "size", HUGE), "the fetch record's 'size' is wrong: 1000"),
+    "t_end": (set_key("fetch", "t_end", 1e300), "the fetch record's 't_end' is wrong: 1e+300"),
+    "t": (set_key("state", "t", 1e300), "'t' is not a time in seconds: 1e+300"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUT_OF_RANGE))
+def test_a_number_out_of_its_range_is_one_line_naming_it(
+    recording: Path, tmp_path: Path, case: str
+) -> None:
+    change, message = OUT_OF_RANGE[case]
+    bad = tmp_path / "huge.jsonl"
+    bad.write_text(with_numbers(recording, change), encoding="utf-8")
+    result = run_cli("replay", str(bad))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"crawlscope: {bad}:"), result.stderr
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+async def test_every_count_at_the_edge_of_its_range_plays_to_the_end(
+    recording: Path, tmp_path: Path
+) -> None:
+    # The largest count the checks let through is one every panel can draw and divide.
+    edge = tmp_path / "edge.jsonl"
+    edge.write_text(with_numbers(recording, set_counts(MOST_INT)), encoding="utf-8")
+    replay = load_recording(edge)
+    assert isinstance(replay, ReplayedCrawl)
+    app = CrawlScopeApp(Recording(replay, edge.name, paused=False))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(5):
+            await pilot.press("right_square_bracket")
+        await until(pilot, lambda: not app.panels.playing, "the replay reaches its end")
+        await frames(pilot, 2)
+        assert f"{MOST_INT:,}" in screen_text(app)
+        for key in ("h", "escape", "t", "escape"):  # the hosts and timing screens too
+            await pilot.press(key)
+            await frames(pilot, 2)
+    assert app.return_code in (None, 0)

@@ -10,8 +10,11 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
-from tui_support import until
+from tui_support import config, crawler_of, until
 
+from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.keys_footer import KeysFooter
 
 
@@ -116,3 +119,24 @@ async def test_the_footer_is_settled_once_its_keys_are_rebuilt_or_the_app_has_no
         screen.go_hidden = False
         footer.bindings_changed(screen)
         assert footer.settled
+
+
+async def test_at_80_columns_help_and_quit_are_shown_whatever_the_keys_say() -> None:
+    """The longest words the steering keys take (the crawl and its one worker paused:
+    "Resume", "Resume one") still leave "? Help" and "q Quit" whole on an 80-column line."""
+    app = CrawlScopeApp(LiveCrawl(make_config=config(1), demo=DemoConfig(pages=24), paused=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        crawler = await crawler_of(pilot)
+        footer = app.screen.query_one(KeysFooter)
+
+        def words() -> dict[str, FooterKey]:
+            return {key.description: key for key in footer.query(FooterKey)}
+
+        await until(pilot, lambda: 0 in crawler.workers, "the worker")
+        assert crawler.pause(0)  # as space on its row does
+
+        await until(pilot, lambda: footer.settled and "Resume one" in words(), "Resume one")
+        await pilot.pause()
+        for word in ("Resume", "Resume one", "Help", "Quit"):
+            region = words()[word].region
+            assert region.width and region.right <= 80, f"{word!r} is cut: {region}"

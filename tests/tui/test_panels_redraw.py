@@ -114,7 +114,7 @@ async def test_the_rate_redraws_only_when_its_text_changes() -> None:
         assert asked == []
 
 
-async def test_a_long_why_line_wraps_between_words_and_pushes_the_rest_down() -> None:
+async def test_a_long_why_line_wraps_between_phrases_and_pushes_the_rest_down() -> None:
     app = Panels()
     async with app.run_test(size=(100, 30)) as pilot:
         panel = app.query_one(QueuePanel)
@@ -122,10 +122,11 @@ async def test_a_long_why_line_wraps_between_words_and_pushes_the_rest_down() ->
         view = queue_view(accounting(queued=1234))
         panel.show(QueueView(view.phase, view.accounting, view.unfinished, 0, 0, None, False))
         await pilot.pause()
-        # As Textual wrapped the Static this panel was: the words, then the next line.
+        # Broken after the comma, each phrase whole ("no" is not left behind), then the
+        # next line.
         assert drawn(figures)[2:5] == [
-            "join() waits: 1,234 queued, no",
-            "worker to get() them (a adds one)",
+            "join() waits: 1,234 queued,",
+            "no worker to get() them (a adds one)",
             "done 10  failed 0",
         ]
 

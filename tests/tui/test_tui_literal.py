@@ -97,7 +97,8 @@ class Panels(App[None]):
         yield RedirectTree()
 
 
-HOSTILE = f"http://h/{MARKUP}{CLICK}{ANSI}red\u202eevil"
+# U+2028 and U+2029 end a line wherever they are drawn, like a newline.
+HOSTILE = f"http://h/{MARKUP}{CLICK}{ANSI}red\u202eevil\u2028line\u2029para"
 
 
 async def test_each_widget_shows_hostile_text_as_characters() -> None:
@@ -120,11 +121,13 @@ async def test_each_widget_shows_hostile_text_as_characters() -> None:
         text = screen_text(app)
         escaped = printable(HOSTILE)
         assert "\\x1b[31m" in escaped and "\\u202e" in escaped
+        assert "\\u2028line\\u2029para" in escaped
         for widget in (StatusLine, WorkersTable, RecentFetches, RedirectTree):
             lines = screen_text_of(app, widget)
             assert escaped in lines, f"{widget.__name__} did not show the URL literally"
         assert f"Boom: {MARKUP}\\x1b[31m" in text
-        assert "\x1b" not in text and "\u202e" not in text
+        for char in ("\x1b", "\u202e", "\u2028", "\u2029"):
+            assert char not in text, repr(char)
         assert app.is_running
 
 

@@ -63,3 +63,48 @@ def _before_partial_character(data: bytes | bytearray, end: int) -> int:
     if end - (start - 1) < size:
         return start - 1
     return end
+
+
+def whole_keys(data: bytes) -> bytes:
+    """The lecturer's keys in one message, as whole keys: characters, and escape
+    sequences that end. A sequence cut short (by the message's end, or by another ESC)
+    and an ESC left last are left out: sent on, they would take the next key into them
+    (the app reads ESC then n as alt+n). A message that is ESC alone is the Escape key."""
+    if data == b"\x1b":
+        return data
+    out = bytearray()
+    i = 0
+    while i < len(data):
+        if data[i] != ESC:
+            out.append(data[i])
+            i += 1
+            continue
+        after = _key_end(data, i)
+        if after is None:  # cut short: its bytes up to the next key are not one
+            i += 1
+            while i < len(data) and data[i] != ESC and 0x20 <= data[i] <= 0x7E:
+                i += 1
+            continue
+        out += data[i:after]
+        i = after
+    return bytes(out).rstrip(b"\x1b")
+
+
+def _key_end(data: bytes, at: int) -> int | None:
+    """One past the end of the escape sequence at `at`, or None if it does not end whole
+    within `data`: a CSI ends in a final byte, SS3 in a key, a string in BEL or ST."""
+    if at + 1 >= len(data):
+        return None
+    kind = data[at + 1]
+    if kind == ord("["):
+        i = at + 2
+        while i < len(data) and 0x20 <= data[i] <= 0x3F:  # parameters, intermediates
+            i += 1
+        return i + 1 if i < len(data) and 0x40 <= data[i] <= 0x7E else None
+    if kind == ord("O"):
+        return at + 3 if at + 2 < len(data) and 0x20 <= data[at + 2] <= 0x7E else None
+    if kind in b"]P^_X":
+        bel, st = data.find(b"\x07", at + 2), data.find(b"\x1b\\", at + 2)
+        ends = [end for end in (bel + 1, st + 2) if end > at + 2]
+        return min(ends) if ends else None
+    return at + 2  # ESC and one byte: alt and a key

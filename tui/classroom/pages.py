@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import secrets
 from collections.abc import Callable
 from importlib import resources
@@ -19,9 +20,14 @@ from aiohttp import WSMsgType, web
 
 from crawlscope.engine.remote.monitor import page_refusal
 
+from .cuts import whole_keys
+from .pty_screen import MAX_PENDING_KEYS
 from .relay import Relay, Viewer
 
-MAX_KEYS_MESSAGE = 64 * 1024  # a paste; more is refused by the socket
+# A paste of as many keys as the screen holds pending (pty_screen.py), each written the
+# longest JSON writes one (\u001b: 6 bytes for the ESC of every escape sequence); more is
+# refused by the socket. 64 KiB took a 34 KB paste of escape sequences, and closed it.
+MAX_KEYS_MESSAGE = 6 * MAX_PENDING_KEYS + 64
 STATIC = ("xterm.js", "xterm.css", "page.js", "LICENSE")
 TYPES = {".js": "text/javascript", ".css": "text/css"}
 
@@ -109,7 +115,7 @@ class Pages:
         refusal = page_refusal(request, self.allow_origins, "this class", "the class page's")
         if refusal is not None:
             raise web.HTTPForbidden(text=refusal)
-        if self.relay.full:
+        if not lecturer and self.relay.full:  # the lecturer always gets in
             limit = self.relay.limits.max_viewers
             raise web.HTTPServiceUnavailable(
                 text=f"this class is full ({limit} viewers, --max-viewers); try again later\n"
@@ -118,7 +124,7 @@ class Pages:
         # (relay.frame), and compressing them would take a compressor for each.
         ws = web.WebSocketResponse(max_msg_size=MAX_KEYS_MESSAGE, heartbeat=20.0, compress=False)
         await ws.prepare(request)
-        viewer = Viewer(ws, request.transport, lecturer)
+        viewer = Viewer(ws, request.transport, lecturer, request.remote or "?")
         self.relay.join(viewer)
         try:
             async for message in ws:
@@ -129,10 +135,14 @@ class Pages:
         return ws
 
     def _typed(self, text: str) -> None:
-        """A lecturer's message: `["stdin", KEYS]`; anything else is ignored."""
+        """A lecturer's message: `["stdin", KEYS]`; anything else is ignored. Its size is
+        bounded by the socket (MAX_KEYS_MESSAGE), its nesting here before it is parsed:
+        one list, so 30,000 `[` cost a scan, not the parser's recursion."""
+        if _nested(text) > 1:
+            return
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return
         if (
             isinstance(message, list)
@@ -140,7 +150,17 @@ class Pages:
             and message[0] == "stdin"
             and isinstance(message[1], str)
         ):
-            self.keys(message[1].encode("utf-8", "replace"))
+            self.keys(whole_keys(message[1].encode("utf-8", "replace")))
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _nested(text: str) -> int:
+    """How many lists and objects `text` opens outside its strings (an upper bound of how
+    deep it nests)."""
+    bare = _STRING.sub("", text)
+    return bare.count("[") + bare.count("{")
 
 
 PAGE = """<!doctype html>
@@ -162,7 +182,7 @@ PAGE = """<!doctype html>
 </head>
 <body>
 <div id="bar">crawlscope &middot; <span id="role">{role}</span> &middot;
-<span id="count">0</span> watching<span id="state"></span></div>
+<span id="count">0</span> browsers watching<span id="state"></span></div>
 <div id="screen" data-settings="{settings}"></div>
 <script src="/static/xterm.js"></script>
 <script src="/static/page.js"></script>

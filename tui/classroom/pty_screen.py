@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import os
 import pty
 import re
@@ -16,6 +17,8 @@ import signal
 import struct
 import termios
 from collections.abc import Callable
+
+from crawlscope.engine.cluster.embedded import end_with_parent
 
 READ_SIZE = 64 * 1024
 MAX_PENDING_KEYS = 64 * 1024  # keys the app has not read yet; a paste beyond is cut
@@ -52,9 +55,13 @@ class ScreenProcess:
             env.update(TERM="xterm-256color", COLORTERM="truecolor")
             for name in ("COLUMNS", "LINES", "TEXTUAL_DRIVER"):
                 env.pop(name, None)
+            # In a session of its own, the terminal gives it no SIGHUP when serve dies:
+            # the kernel's SIGKILL does (a screen holds nothing to save; left alone, it
+            # spun at 100% of a core on the closed terminal, for ever).
             self.process = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=slave, stdout=slave, stderr=slave,
                 env=env, start_new_session=True,
+                preexec_fn=functools.partial(end_with_parent, os.getpid(), signal.SIGKILL),
             )  # fmt: skip
         except BaseException:
             os.close(master)

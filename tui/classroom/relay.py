@@ -45,6 +45,7 @@ class Viewer:
     ws: web.WebSocketResponse
     transport: asyncio.Transport | None
     lecturer: bool
+    address: str = "?"  # where the browser watches from
     behind_since: float | None = None
     count_sent: int = -1
 
@@ -99,9 +100,15 @@ class Relay:
         for viewer in list(self.viewers):
             self.drop(viewer)
 
+    def addresses(self) -> list[str]:
+        """Where each browser watching is (the lecturer's included)."""
+        return [viewer.address for viewer in self.viewers]
+
     @property
     def full(self) -> bool:
-        return len(self.viewers) >= self.limits.max_viewers
+        """Whether the class has all the viewers it may: the lecturer's sockets are not
+        counted against the cap, and are never refused for it (pages.py)."""
+        return sum(not v.lecturer for v in self.viewers) >= self.limits.max_viewers
 
     def output(self, data: bytes) -> None:
         """What the screen drew, gathered for a moment (BATCH_SECONDS): a frame comes

@@ -11,6 +11,7 @@ import contextlib
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -44,6 +45,7 @@ async def run_class(
     settings: ClassSettings,
     stop: asyncio.Event,
     where: str,
+    shown: Callable[[Relay], None] | None = None,
 ) -> int:
     """Serve the screen `argv` draws to a class on `sock` until `stop`; say where (the
     class's URL and the lecturer's, on stdout). 1 if the screen could not start. With
@@ -51,6 +53,8 @@ async def run_class(
     ends when the screen does (the lecturer pressed q)."""
     model = ScreenModel(settings.cols, settings.rows)
     relay = Relay(model, settings.limits)
+    if shown is not None:
+        shown(relay)  # who watches the screen, for the crawl's own count of viewers
     current: list[ScreenProcess] = []
 
     def keys(data: bytes) -> None:

@@ -55,6 +55,7 @@ class HostsScreen(ModalScreen[None]):
             source, "process_hosts", None
         )
         self.by_process = False  # the rows of each process instead of the merged ones
+        self.looks = 0  # how many times the rows were looked at: what a test waits on
 
     def compose(self) -> ComposeResult:
         with Vertical(id="hosts-body"):
@@ -69,11 +70,15 @@ class HostsScreen(ModalScreen[None]):
         self.set_interval(REFRESH, self.refresh_rows)
         self.query_one(HostsTable).focus()
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refresh_rows)  # the columns that fit the new width
+
     @property
     def table(self) -> HostsTable:
         return self.query_one(HostsTable)
 
     def refresh_rows(self) -> None:
+        self.looks += 1
         snap = self.source.snapshot((), rows=False)
         hosts = snap.hosts
         if self.by_process and self.processes is not None:
@@ -86,9 +91,11 @@ class HostsScreen(ModalScreen[None]):
         shown = len(snap.hosts)
         more = f" (the busiest {shown} shown)" if snap.host_count > shown else ""
         keys = "" if self.controls is not None else "  watch only: no keys act on a host"
+        left_out = self.table.left_out
+        narrow = f"; too narrow for {', '.join(left_out)}" if left_out else ""
         self.query_one("#hosts-title", Static).update(
             f"{snap.host_count} host{'s' if snap.host_count != 1 else ''}{more};"
-            f" blocked first, then by URLs waiting{keys}"
+            f" blocked first, then by URLs waiting{narrow}{keys}"
         )
         shape = self.shape.line(snap, self.source.config.max_pages, self.reproducible)
         self.query_one("#hosts-shape", Static).update(shape)

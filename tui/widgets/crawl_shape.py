@@ -43,12 +43,21 @@ class CrawlShape:
 
 
 def eta(snap: Snapshot, max_pages: int, growth: float, rate: float) -> str:
+    """The ETA, if one can be told. A blocked host's URLs wait (counted as queued) until it
+    is unblocked: no rate of the crawl says when that is, so they are left out of the ETA
+    and said apart."""
     a = snap.accounting
     if snap.phase in OVER:
         return "ended"
+    parked = sum(host.queued for host in snap.hosts if host.blocked)
+    waits = f" ({parked:,} URLs wait on blocked hosts: no ETA for them)" if parked else ""
     if max_pages and rate > 0:
         left = max(0, max_pages - a.done - a.failed)
-        return f"ETA {duration(left / rate)} (--max-pages {max_pages})"
-    if growth < 0:
-        return f"ETA {duration((a.queued + a.held) / -growth)} (the queue shrinks)"
+        return f"ETA {duration(left / rate)} (--max-pages {max_pages}){waits}"
+    rest = a.queued - parked + a.held
+    if growth < 0 and rest > 0:
+        rest_of = " of the unblocked hosts" if parked else ""
+        return f"ETA {duration(rest / -growth)} (the queue{rest_of} shrinks){waits}"
+    if parked:
+        return f"no ETA: {parked:,} URLs wait on blocked hosts"
     return "no ETA: the queue is not shrinking"

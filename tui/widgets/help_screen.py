@@ -18,8 +18,9 @@ Each row of **workers** is one `asyncio.Task` running the chapter's worker loop:
 state at each step; *suspended at* is read from the task itself, by walking
 `task.get_coro().cr_await` down to the innermost coroutine, with the file and
 line where it sits in `await` right now. In slow motion (`s`) each worker lingers
-after the work of each state; its row then reads *(slowed)* and the await it made
-in that state, or *not suspended* when that state's work never had to wait.
+inside the first real await of each state; once that await is done its row reads
+*(slowed)* and the await. A state that never waits is not lingered in; fetch times
+and latencies leave the lingers out.
 
 - **waiting**: suspended in `await q.get()`. The queue is empty, so `get()` parked
   a Future and gave control back to the loop; a `put()` will resolve it.

@@ -90,7 +90,8 @@ class QueueFigures(Repaints):
         rows = self._rows_by_line.get(line)
         if rows is None:
             base, width = self._look
-            rows = self._rows_by_line[line] = wrapped(line, width, base)
+            # Broken between phrases: "join() waits: 10 in flight," then "277 queued".
+            rows = self._rows_by_line[line] = wrapped(line, width, base, phrases=True)
         return rows
 
     def render_lines(self, crop: Region) -> list[Strip]:

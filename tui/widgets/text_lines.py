@@ -7,6 +7,7 @@ skips Textual's Content pipeline, which costs far more per line than the few Seg
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from rich.cells import cell_len
@@ -46,17 +47,25 @@ def plain_of(line: Line) -> str:
     return "".join(text for text, _ in line)
 
 
-def wrapped(line: Line, width: int, base: Style, right: bool = False) -> list[Strip]:
+def wrapped(
+    line: Line, width: int, base: Style, right: bool = False, phrases: bool = False
+) -> list[Strip]:
     """`line` in rows of `width` cells, broken where Textual breaks a Static's text (between
     words, folding a word longer than a row), so the screen reads as it did with one; set
-    to the right of each row when `right`."""
+    to the right of each row when `right`. With `phrases`, broken after commas instead
+    where each phrase fits a row: "10 in flight," then "277 queued", never "277" then
+    "queued"."""
     if width <= 0:
         return []
     strip = strip_of(line, base)
     if strip.cell_length <= width:
         return [_fill(strip, width, base, right)]
     plain = plain_of(line)
-    rows: list[Strip] = []
+    if phrases:
+        rows = _at_commas(strip, plain, width, base, right)
+        if rows:
+            return rows
+    rows = []
     start = 0
     for row in Content(plain).wrap(width):
         end = start + len(row.plain)
@@ -66,6 +75,31 @@ def wrapped(line: Line, width: int, base: Style, right: bool = False) -> list[St
         # The spaces a row was broken at are dropped, as Textual drops them.
         while start < len(plain) and plain[start].isspace():
             start += 1
+    return rows
+
+
+def _at_commas(strip: Strip, plain: str, width: int, base: Style, right: bool) -> list[Strip]:
+    """The rows of a line broken after its commas only; [] if a phrase is too long."""
+    rows: list[Strip] = []
+    start = end = 0
+    for phrase in re.findall(r"[^,]*(?:,|$)", plain):
+        if not phrase:
+            continue
+        if cell_len(plain[start : end + len(phrase)].rstrip()) > width and end > start:
+            rows.append(
+                _fill(
+                    strip.crop(cell_len(plain[:start]), cell_len(plain[:end])), width, base, right
+                )
+            )
+            start = end
+            while start < len(plain) and plain[start].isspace():
+                start += 1
+        end += len(phrase)
+        if cell_len(plain[start:end].rstrip()) > width:
+            return []
+    rows.append(
+        _fill(strip.crop(cell_len(plain[:start]), cell_len(plain[:end])), width, base, right)
+    )
     return rows
 
 

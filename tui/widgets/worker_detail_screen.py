@@ -23,7 +23,7 @@ from crawlscope.engine.text import printable
 from crawlscope.engine.worker_detail import WorkerDetail, bucket_edges
 from crawlscope.engine.workers import WorkerView
 
-from ..format import duration, short_url, state_style
+from ..format import WAITS, duration, short_url, state_style
 from .timing_text import millis
 
 REFRESH_EVERY = 0.5  # seconds
@@ -78,7 +78,7 @@ def _chain(out: Text, view: WorkerView, detail: WorkerDetail | None) -> None:
         lead = "  " + "  " * depth + ("↳ " if depth else "")
         out.append(f"{lead}{printable(frame)}\n")
     if detail.awaits:
-        lead = "  " + "  " * len(detail.chain) + "⧗ "
+        lead = "  " + "  " * len(detail.chain) + f"{WAITS} "
         out.append(f"{lead}{printable(detail.awaits)}\n", "dim")
     out.append("\n")
 

@@ -38,7 +38,9 @@ _FLEXIBLE = ("suspended at", "url")
 _PAD = 1  # blank cells either side of every column
 # The blank cells of a row between and around its columns (see WorkersTable._strip).
 _ROW_SPACING = 16
-_MIN_WHERE, _MAX_WHERE, _URL_FIRST = 16, 36, 18
+# "where" up to the longest the engine says ("HostGate._wait_for_slot politeness.py:236",
+# 41): at 140 columns a URL of the demo site is a few cells, and was given 50 of them.
+_MIN_WHERE, _MAX_WHERE, _URL_FIRST = 16, 44, 18
 # The line number at the end of "Queue.get queues.py:158".
 _LINE_NUMBER = re.compile(r"(\.py):\d+$")
 

@@ -14,6 +14,8 @@ from textual.widgets import Static
 from crawlscope.engine.lecture.snapshot import TaskInsides
 from crawlscope.engine.text import printable
 
+from ...format import WAITS
+
 
 class TaskChains(Static):
     """Plain text: crawled URLs are never parsed as markup."""
@@ -51,7 +53,7 @@ class TaskChains(Static):
                     where = f"{where}:{link.line}  f_lasti {link.lasti}"
                 text.append(f"  {where}\n" if where else "\n", "dim")
             if task.waits_on:
-                text.append("    " + "  " * len(task.links) + "⏸ waits on ", "yellow")
+                text.append("    " + "  " * len(task.links) + f"{WAITS} waits on ", "yellow")
                 text.append(printable(task.waits_on, 60) + "\n", "yellow")
             text.append("\n")
         if not tasks:
