@@ -128,6 +128,9 @@ def crawl_once(site: DemoSite, procs: int, options: list[str]) -> dict[str, Any]
         "pages": len(stamps), "seconds": seconds, "pages_per_s": steady_rate(stamps),
         "per_process": per_process, "other_load_cores": other, "cpu_seconds": ours,
         "cpu_by_role": cpu_by_role(watch.by_role(), command_cpu, site_cpu),
+        # Which kinds of process were seen under the command: a short crawl's Redis can
+        # end before its CPU reaches /proc's 10 ms tick, so seen is not "used CPU".
+        "roles_seen": sorted(watch.by_role()),
     }  # fmt: skip
 
 

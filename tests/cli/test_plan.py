@@ -284,11 +284,11 @@ def test_the_tui_joins_a_cluster_crawl(redis_server: RedisServer, tmp_path: Path
 async def test_serve_joins_a_cluster_crawl_and_serves_the_whole_of_it(
     redis_server: RedisServer,
 ) -> None:
+    # A class's crawl starts paused (the lecturer's p): --running, for a crawl to watch end
+    joined = ("--running", "--redis", redis_server.url, "--crawl-id", "t")
     async with (
         DemoServer(SMALL) as site,
-        running(
-            "serve", site.url, "--port", "0", "--redis", redis_server.url, "--crawl-id", "t"
-        ) as serve,  # fmt: skip
+        running("serve", site.url, "--port", "0", *joined) as serve,  # fmt: skip
     ):
         assert (await serve.line("serving: ")).startswith("http://127.0.0.1:")
 
