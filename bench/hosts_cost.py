@@ -17,7 +17,7 @@ import time
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.frontier import Lease
-from crawlscope.engine.hosts import HostBook
+from crawlscope.engine.hosts.figures import HostBook
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 
 from .common import median, parser

@@ -22,7 +22,7 @@ from typing import Any
 from bench.common import percentile
 from bench.trial import engine_config
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.snapshot import OVER, Phase
+from crawlscope.engine.observe.snapshot import OVER, Phase
 from crawlscope.tui.heap import settled_heap
 
 TUI_SIZE = (160, 48)  # columns, rows: a big terminal window, about 40 worker rows shown
@@ -187,7 +187,7 @@ def main() -> None:
         "--no-turns",
         dest="turns",
         action="store_false",
-        help="parse every answer in the loop pass it came in (engine/turns.py off)",
+        help="parse every answer in the loop pass it came in (engine/timing/turns.py off)",
     )
     args = p.parse_args()
     crawl = MODES[args.mode]

@@ -5,7 +5,7 @@ Part 1 crawls the demo site (its own process) with the TUI attached (Textual's h
 driver, normal frame rate) and headless, at 100 and 500 workers, with crawlscope's default
 per-host limit (8 requests in flight) and with it off, with a probe coroutine that sleeps
 10 ms in a loop and records how late it wakes. With the limit off, the engine alone is also
-crawled with its parse turns off (engine/turns.py), to show what they bound. Part 2 serves
+crawled with its parse turns off (engine/timing/turns.py), to show what they bound. Part 2 serves
 one 1 MB page from a tiny aiohttp app (its own process), times parse_links on it, crawls it with the
 probe running, and measures the same parse done in a thread and in a process pool.
 

@@ -1,4 +1,4 @@
-"""What the always-on timing costs: the same headless crawl with engine/timing.py's
+"""What the always-on timing costs: the same headless crawl with engine/timing/per_worker.py's
 instrumentation and without it (timing.ENABLED, the benchmark's switch only).
 
 The demo site runs in a process of its own; each crawl runs in a fresh process, the two
@@ -36,7 +36,7 @@ TARGET = 0.97  # pages/s with timing >= 0.97x without
 
 
 def child(mode: str, root: str, workers: int) -> None:
-    from crawlscope.engine import timing
+    from crawlscope.engine.timing import per_worker as timing
 
     timing.ENABLED = mode == "on"
     figures = asyncio.run(crawl_engine(root, workers))

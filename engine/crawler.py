@@ -23,26 +23,26 @@ from concurrent.futures import ThreadPoolExecutor
 
 import aiohttp
 
-from . import collector
 from .config import CrawlConfig
 from .connections import OUT_OF_STEP, TRYING, Attempt, InStepConnector, SteppedRequest
 from .frontier import Frontier, MemoryFrontier, Pair
-from .hosts import HostBook, depth_histogram
-from .introspect import suspension_point
+from .hosts.figures import HostBook, depth_histogram
 from .ledger import Answer, Ledger, Listeners
 from .links import parse_links
-from .loop_health import LoopHealth
+from .observe.introspect import suspension_point
+from .observe.snapshot import Accounting, Phase, Snapshot
+from .observe.worker_detail import StateTime, WorkerDetail
+from .observe.workers import Worker, WorkerState, WorkerView
 from .politeness import HostGate, RobotsCache, crawl_delay_note
 from .records import Fault, FetchRecord, describe_exception, media_type
 from .redirects import Chain
 from .sitemaps import SitemapLimits, SitemapReader
-from .slowmo import Linger
-from .snapshot import Accounting, Phase, Snapshot
-from .timing import timed
-from .turns import Turns
+from .timing import collector
+from .timing.loop_health import LoopHealth
+from .timing.per_worker import timed
+from .timing.slowmo import Linger
+from .timing.turns import Turns
 from .urls import origin_of
-from .worker_detail import StateTime, WorkerDetail
-from .workers import Worker, WorkerState, WorkerView
 
 # Pages this big are parsed in a thread; smaller ones are faster parsed in place.
 PARSE_IN_THREAD_BYTES = 256 * 1024
@@ -50,7 +50,7 @@ PARSE_IN_THREAD_BYTES = 256 * 1024
 # and under the GIL more threads would parse no faster (bench/linkdense.py).
 PARSE_THREADS = 2
 
-# Marks a "suspended at" read during a slow-motion linger (engine/slowmo.py).
+# Marks a "suspended at" read during a slow-motion linger (engine/timing/slowmo.py).
 SLOWED = "(slowed)"
 
 # Failures worth another try: the connection or the transfer, not a malformed answer
@@ -118,7 +118,7 @@ class Crawler:
         self._parse_pool: ThreadPoolExecutor | None = None  # made on the first big page
         self.turns = Turns()  # a small page is parsed on the loop, in its turn
         self.sitemap_notes: list[str] = []  # one line per sitemap looked at (--sitemaps)
-        # Loop lag, the longest holds and the timing lints (engine/loop_health.py).
+        # Loop lag, the longest holds and the timing lints (engine/timing/loop_health.py).
         self.health = LoopHealth(self, self.ledger.report_fault)
 
     # ---- the crawl ------------------------------------------------------------------
@@ -259,7 +259,7 @@ class Crawler:
         w.timing.moved(w.state, now - w.since - lingered, state, w.url, now)
         w.state = state
         w.since = now
-        # In slow motion it lingers inside its first real await in `state` (slowmo.py).
+        # In slow motion it lingers inside its first real await in `state` (timing/slowmo.py).
         w.owed = True
         self._touch(w)
         if self.state_listeners:
@@ -445,7 +445,7 @@ class Crawler:
         finally:
             TRYING.reset(trying)
             self.hosts.leave(origin)
-        # The server's time: a slow motion's lingers are the viewer's (engine/slowmo.py).
+        # The server's time: a slow motion's lingers are the viewer's (engine/timing/slowmo.py).
         self.host_book.answered(origin, time.monotonic() - started - (w.lingered - lingered))
         return response, body, problem
 
@@ -495,9 +495,9 @@ class Crawler:
         self._next_worker_id += 1
         if not self.paused_all:
             w.go.set()
-        # Timed: each resume of its coroutine is measured (engine/timing.py).
+        # Timed: each resume of its coroutine is measured (engine/timing/per_worker.py).
         w.timing.on_long = lambda ns, gc, frame: self.health.long_step(w, ns, gc, frame)
-        w.timing.hold = Linger(w, lambda: self.slowmo)  # slow motion (engine/slowmo.py)
+        w.timing.hold = Linger(w, lambda: self.slowmo)  # slow motion (engine/timing/slowmo.py)
         w.task = asyncio.create_task(timed(self._work(w), w.timing), name=f"worker-{w.id}")
         w.task.add_done_callback(lambda task: self._worker_ended(w, task))
         self.workers[w.id] = w
@@ -584,7 +584,7 @@ class Crawler:
 
     def knows_host(self, origin: str) -> bool:
         """Has the crawl met `origin` (a URL of it queued, taken or fetched)? The hosts
-        controls refuse one it has not (engine/host_controls.py)."""
+        controls refuse one it has not (engine/hosts/controls.py)."""
         return bool(origin) and origin in self.host_book.hosts
 
     def block_host(self, origin: str) -> bool:
@@ -715,7 +715,7 @@ class Crawler:
         return self.ledger.recent
 
     def worker_detail(self, worker_id: int) -> WorkerDetail | None:
-        """The detail view's figures for one worker (engine/worker_detail.py)."""
+        """The detail view's figures for one worker (engine/observe/worker_detail.py)."""
         w = self.workers.get(worker_id)
         return None if w is None else _detail(w, time.monotonic())
 
@@ -725,7 +725,7 @@ class Crawler:
 
 def _where(w: Worker) -> str:
     """Where the worker's coroutine is suspended; in slow motion, held in an await that
-    is done (engine/slowmo.py), that await marked as slowed."""
+    is done (engine/timing/slowmo.py), that await marked as slowed."""
     where = str(suspension_point(w.task))
     return f"{SLOWED} {where}" if w.lingering else where
 
@@ -739,7 +739,7 @@ def _unlingered(record: FetchRecord, lingered: float) -> FetchRecord:
 
 
 def _detail(w: Worker, now: float) -> WorkerDetail:
-    """`w` in full as it is at monotonic time `now` (engine/worker_detail.py)."""
+    """`w` in full as it is at monotonic time `now` (engine/observe/worker_detail.py)."""
     point = suspension_point(w.task)
     t = w.timing
     totals = t.state_totals()

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from yarl import URL
 
-from .text import PASSWORD_MASK, mask_userinfo
+from .observe.text import PASSWORD_MASK, mask_userinfo
 from .urls import normalize
 
 

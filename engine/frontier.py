@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from .snapshot import Accounting
+from .observe.snapshot import Accounting
 
 Pair = tuple[str, int]  # (url, max_redirect)
 

@@ -21,9 +21,9 @@ from yarl import URL
 
 from .config import CrawlConfig
 from .links import is_html, is_text, known_charset, parse_links
+from .observe.snapshot import Accounting
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd, RedirectLog
-from .snapshot import Accounting
 from .urls import Scope, normalize
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -226,7 +226,7 @@ class Ledger:
             next_url = normalize(location, url) if location else None
             if next_url is None:
                 # The header as the server sent it, not repr()'d: text is escaped once,
-                # where it meets a terminal or a report (engine/text.py printable).
+                # where it meets a terminal or a report (engine/observe/text.py printable).
                 exception = (
                     "BadRedirect: no Location header"
                     if location is None

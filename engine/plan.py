@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from .config import CrawlConfig
 from .crawler import Crawler
-from .feeds import FeedWriter, check_formats, open_feed
-from .observe import CrawlControls, ObservedCrawl
+from .exchange.feeds import FeedWriter, check_formats, open_feed
+from .observe.contract import CrawlControls, ObservedCrawl
 from .records import STDOUT, OutputError
 from .remote.monitor import Monitor
 from .remote.spot import MonitorSpot

@@ -13,9 +13,9 @@ import aiohttp
 from protego import Protego
 
 from .config import DEFAULT_MAX_CRAWL_DELAY
+from .observe.snapshot import RobotsState
+from .observe.text import printable
 from .records import describe_exception
-from .snapshot import RobotsState
-from .text import printable
 
 ROBOTS_AGENT = "crawlscope"  # the product token robots.txt rules are matched against
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309 lets a crawler stop parsing after 500 KiB

@@ -10,15 +10,15 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol, TextIO
 
 from .config import CrawlConfig
-from .hosts import host_rows_of
+from .hosts.figures import host_rows_of
 from .ledger import Ledger
 from .links import is_html
+from .observe.snapshot import Accounting, HostView
+from .observe.text import printable
+from .observe.workers import Worker, WorkerState
 from .politeness import crawl_delays_of
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd
-from .snapshot import Accounting, HostView
-from .text import printable
-from .workers import Worker, WorkerState
 
 
 def url_line(record: FetchRecord, stats: Counter[str]) -> str:
@@ -163,7 +163,7 @@ def write_report(
 
 
 def warning_lines(crawl: Crawl) -> list[str]:
-    """The report's "Warnings" section: the lints of engine/loop_health.py (the latest
+    """The report's "Warnings" section: the lints of engine/timing/loop_health.py (the latest
     it keeps, oldest first), or nothing when none was raised."""
     health = getattr(crawl, "health", None)  # the asyncio engine's
     warnings = list(getattr(health, "warnings", ()))

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 import aiohttp
 from lxml import etree  # type: ignore[import-untyped]
 
+from .observe.text import printable
 from .politeness import RobotsCache
 from .records import describe_exception
-from .text import printable
 from .urls import normalize, origin_of
 
 # Sitemap files read per crawl, indexes included: an index of indexes cannot make a crawl

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from publicsuffixlist import PublicSuffixList
 from yarl import URL
 
-from .text import PASSWORD_MASK
+from .observe.text import PASSWORD_MASK
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 

@@ -9,7 +9,7 @@ import time
 from aiohttp import web
 
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.snapshot import HostView, Snapshot
+from crawlscope.engine.observe.snapshot import HostView, Snapshot
 from helpers import Handler
 
 

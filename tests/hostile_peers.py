@@ -21,6 +21,8 @@ from typing import Any
 
 from aiohttp import web
 
+from crawlscope.engine.observe.snapshot import Accounting, Phase, Snapshot
+from crawlscope.engine.observe.workers import WorkerState, WorkerView
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.redirects import Chain, ChainEnd
 from crawlscope.engine.remote.protocol import (
@@ -30,8 +32,6 @@ from crawlscope.engine.remote.protocol import (
     record_to_plain,
     snapshot_to_plain,
 )
-from crawlscope.engine.snapshot import Accounting, Phase, Snapshot
-from crawlscope.engine.workers import WorkerState, WorkerView
 from crawlscope.tui.waiting import wait_until
 from helpers import CLI
 

@@ -23,7 +23,7 @@ def engine_modules() -> list[str]:
 
 def test_the_walk_reaches_every_subpackage() -> None:
     modules = engine_modules()
-    for name in ("introspect", "lecture.stage_generators", "trace.replay", "sites.hostile"):
+    for name in ("observe.introspect", "lecture.stage_generators", "trace.replay", "sites.hostile"):
         assert f"crawlscope.engine.{name}" in modules
 
 
@@ -61,22 +61,22 @@ def test_the_command_line_imports_the_screen_only_to_draw() -> None:
 
 # ---- contracts: what the drawing code may know of the engine -----------------------------
 #
-# The widgets and screens draw a crawl they are handed (engine/observe.py's ObservedCrawl,
+# The widgets and screens draw a crawl they are handed (engine/observe/contract.py's ObservedCrawl,
 # live, replayed, remote or clustered alike), so they may import only the modules that
 # describe one: its protocol, its plain data, and pure functions of that data. Not the
 # crawler, the frontier, the network or the cluster: a screen that reached into those
 # would work for the live crawl and break for every other.
 CONTRACT = {
     "crawlscope.engine.config",  # the config a crawl reports (ObservedCrawl.config)
-    "crawlscope.engine.lints",  # a snapshot's warnings
-    "crawlscope.engine.observe",
+    "crawlscope.engine.lints.lint",  # a snapshot's warnings
+    "crawlscope.engine.observe.contract",
     "crawlscope.engine.records",
     "crawlscope.engine.redirects",
-    "crawlscope.engine.snapshot",
-    "crawlscope.engine.text",
+    "crawlscope.engine.observe.snapshot",
+    "crawlscope.engine.observe.text",
     "crawlscope.engine.urls",
-    "crawlscope.engine.worker_detail",  # one worker in full (WorkerDetails)
-    "crawlscope.engine.workers",
+    "crawlscope.engine.observe.worker_detail",  # one worker in full (WorkerDetails)
+    "crawlscope.engine.observe.workers",
 }
 TUI = Path(crawlscope.tui.__file__).parent
 DRAWING = sorted([*(TUI / "widgets").glob("*.py"), *(TUI / "screens").glob("*.py")])
@@ -168,7 +168,7 @@ def test_the_drawing_code_imports_only_the_contract_from_the_engine() -> None:
             beyond[path.name] = modules - CONTRACT
     assert not beyond, beyond
     # The scan finds what is there: the contract's core is imported, by name.
-    assert {"crawlscope.engine.observe", "crawlscope.engine.snapshot"} <= seen
+    assert {"crawlscope.engine.observe.contract", "crawlscope.engine.observe.snapshot"} <= seen
 
 
 def test_the_contract_scan_sees_relative_and_nested_imports(tmp_path: Path) -> None:
@@ -213,7 +213,7 @@ def test_the_contract_scan_sees_the_engine_reached_through_a_package() -> None:
 # ---- the lecture's contract ------------------------------------------------------------
 #
 # The lecture screens (tui/lecture/) know a stage only through engine/lecture/observe.py
-# and snapshot.py, as the crawl's screens know a crawl through engine/observe.py: none
+# and snapshot.py, as the crawl's screens know a crawl through engine/observe/contract.py: none
 # imports a stage's loop, queue or task classes, so the same panels show a stage crawling
 # here, a recording and a stage in another process. The lecture app opens the live stage
 # for `crawlscope tui --engine ...`, which hands it only a config: it, and nothing else
@@ -323,9 +323,64 @@ def test_the_tests_are_laid_out_like_the_code() -> None:
     tests = Path(__file__).parent
     assert sorted(path.name for path in tests.glob("test_*.py")) == [
         "test_ci_skips.py",
+        "test_import_cycles.py",
         "test_layering.py",
     ]
     folders = {path.parent.name for path in tests.glob("*/test_*.py")}
     assert folders == {
         "bench", "cli", "cluster", "engine", "hostile", "lecture", "remote", "trace", "tui"
     }  # fmt: skip
+
+
+# ---- contracts: engine/ grouped by idea ---------------------------------------------------
+#
+# engine/'s top holds the crawl and what every crawl needs; each observing idea is a
+# subpackage the crawl uses and that never uses the crawl back: the crawler hands itself in
+# (engine/timing/loop_health.py names what it reads as a Protocol), so an idea can be read,
+# tested and moved without the machinery that fetches. And the contract a viewer depends on
+# (engine/observe/) knows only plain data.
+ENGINE = Path(crawlscope.engine.__file__).parent
+IDEAS = ("observe", "timing", "lints", "hosts", "exchange")
+MACHINERY = ("crawler", "plan", "connections", "sitemaps", "cluster", "remote", "lecture",
+             "trace", "sites")  # fmt: skip
+OBSERVE_MAY_READ = ("observe", "config", "records", "redirects", "urls", "lints.lint",
+                    "timing.per_worker")  # fmt: skip
+
+
+def idea_imports(idea: str) -> dict[str, set[str]]:
+    """Each module of engine/<idea>/ -> the engine modules it imports, names relative to
+    crawlscope.engine."""
+    found = {}
+    for path in sorted((ENGINE / idea).glob("*.py")):
+        found[path.name] = {
+            name.removeprefix("crawlscope.engine.") for name in engine_imports(path)
+        }
+    return found
+
+
+def _under(name: str, places: tuple[str, ...]) -> bool:
+    return any(name == place or name.startswith(place + ".") for place in places)
+
+
+def test_the_top_of_the_engine_holds_at_most_fifteen_modules() -> None:
+    top = sorted(path.name for path in ENGINE.glob("*.py"))
+    assert "crawler.py" in top and len(top) <= 15, top
+    assert {path.name for path in ENGINE.iterdir() if path.is_dir()} >= set(IDEAS)
+
+
+def test_the_observing_ideas_never_reach_into_the_machinery() -> None:
+    reached = {
+        f"{idea}/{module}": {name for name in names if _under(name, MACHINERY)}
+        for idea in IDEAS
+        for module, names in idea_imports(idea).items()
+    }
+    assert len(reached) > 20
+    assert not {where: names for where, names in reached.items() if names}
+
+
+def test_the_viewers_contract_knows_only_plain_data() -> None:
+    beyond = {
+        module: {name for name in names if not _under(name, OBSERVE_MAY_READ)}
+        for module, names in idea_imports("observe").items()
+    }
+    assert not {module: names for module, names in beyond.items() if names}

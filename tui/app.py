@@ -17,9 +17,9 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
-from crawlscope.engine.observe import CrawlControls, ObservedCrawl
-from crawlscope.engine.snapshot import OVER
-from crawlscope.engine.text import mask_userinfo, printable
+from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
+from crawlscope.engine.observe.snapshot import OVER
+from crawlscope.engine.observe.text import mask_userinfo, printable
 
 from .attach import Attached, WatchedScreen, WatchView, attached_view
 from .cluster_view import ClusterAttached, ClusterScreen

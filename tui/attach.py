@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from rich.text import Text
 from textual.widget import Widget
 
-from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
+from crawlscope.engine.observe.snapshot import Snapshot
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.remote.client import Link, RemoteControls, RemoteCrawl
-from crawlscope.engine.snapshot import Snapshot
-from crawlscope.engine.text import printable
 
 from .screens.panels import FRAMES_PER_SECOND
 from .watched_base import WatchedBase

@@ -27,8 +27,8 @@ from crawlscope.engine.cluster.observe import (
     HostReadiness,
     ProcessView,
 )
-from crawlscope.engine.snapshot import Phase, Snapshot
-from crawlscope.engine.text import mask_userinfo, printable
+from crawlscope.engine.observe.snapshot import Phase, Snapshot
+from crawlscope.engine.observe.text import mask_userinfo, printable
 
 from .attach import AttachStarted
 from .screens.panels import FRAMES_PER_SECOND

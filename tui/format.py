@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from crawlscope.engine.text import printable
-from crawlscope.engine.workers import WorkerState
+from crawlscope.engine.observe.text import printable
+from crawlscope.engine.observe.workers import WorkerState
 
 STATE_STYLE: dict[WorkerState, str] = {
     WorkerState.WAITING: "dim",

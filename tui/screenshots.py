@@ -19,11 +19,11 @@ from textual.pilot import Pilot
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.replay import ReplayedCrawl
-from crawlscope.engine.workers import WorkerState
 
 from .app import CrawlScopeApp
 from .cluster_screenshot import cluster_scene

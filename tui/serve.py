@@ -28,12 +28,12 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from crawlscope.engine.cluster.embedded import _hold_lock, sweep_stale
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.plan import CrawlEnded, CrawlPlan, OpenCrawl, PlanError
 from crawlscope.engine.records import describe_fault
 from crawlscope.engine.remote.monitor import RELAY
 from crawlscope.engine.remote.protocol import VIEWER_PARAM
 from crawlscope.engine.report import write_report
-from crawlscope.engine.text import printable
 
 from .classroom.relay import Relay
 from .classroom.session import ClassSettings, run_class

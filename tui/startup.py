@@ -10,7 +10,7 @@ from typing import TextIO
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan
 from crawlscope.engine.remote.monitor import Monitor
 from crawlscope.engine.report import unreachable_roots, write_report

@@ -10,8 +10,8 @@ import sys
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from crawlscope.engine.text import PASSWORD_MASK, mask_userinfo, printable
-from crawlscope.engine.user_files import FileRefused, read_capped
+from crawlscope.engine.exchange.user_files import FileRefused, read_capped
+from crawlscope.engine.observe.text import PASSWORD_MASK, mask_userinfo, printable
 
 from .options import frames_per_second
 

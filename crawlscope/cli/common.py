@@ -56,8 +56,6 @@ def summarise(crawler: Crawl | None, report_file: TextIO | None, out: TextIO) ->
     a thousand lines, too many for a terminal the screen just gave back."""
     from crawlscope.engine.report import write_totals
 
-    from .headless import save_report
-
     if crawler is None or getattr(crawler, "t0", None) is None:  # it never started
         if report_file is not None:
             report_file.close()
@@ -67,6 +65,20 @@ def summarise(crawler: Crawl | None, report_file: TextIO | None, out: TextIO) ->
     else:
         write_totals(crawler, out)
         print("For the whole report, run it with --report FILE", file=out)
+
+
+def save_report(
+    crawler: Crawl, file: TextIO, summary: TextIO | None, ended: str | None = None
+) -> None:
+    """The whole report into `file` (closed after); to `summary`, the report's totals and
+    where the rest went."""
+    from crawlscope.engine.report import write_report, write_totals
+
+    with file:
+        write_report(crawler, file, ended=ended)
+    if summary is not None:
+        write_totals(crawler, summary, ended=ended)
+        print(f"The full report is in {file.name}", file=summary)
 
 
 def app_status(app: App[Any], result: object = None) -> int:

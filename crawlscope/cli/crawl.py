@@ -66,7 +66,7 @@ async def crawl_demo(args: argparse.Namespace) -> int:
 
 def main(args: argparse.Namespace) -> int:
     """`crawlscope crawl`: the asyncio engine on this loop, or a lecture engine blocking."""
-    from crawlscope.engine.feeds import check_formats
+    from crawlscope.engine.exchange.feeds import check_formats
     from crawlscope.engine.plan import PlanError
 
     if not args.roots and not args.procs:
@@ -122,12 +122,13 @@ async def _crawl(plan: CrawlPlan, args: argparse.Namespace) -> int:
 def _crawl_blocking(args: argparse.Namespace, config: CrawlConfig) -> int:
     """A lecture engine's crawl: blocking, with the same report and JSON Lines."""
     from crawlscope.engine.crawler import Crawler
-    from crawlscope.engine.feeds import open_feed
+    from crawlscope.engine.exchange.feeds import open_feed
     from crawlscope.engine.lecture.stages import create
     from crawlscope.engine.records import OutputError
     from crawlscope.engine.report import url_line, write_report
 
-    from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status, save_report
+    from .common import save_report
+    from .headless import EXIT_CLOSED_PIPE, closed_pipe, exit_status
 
     crawler = create(args.engine, config)
     assert not isinstance(crawler, Crawler), "the asyncio engine runs in main"

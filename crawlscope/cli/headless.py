@@ -15,19 +15,17 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.politeness import crawl_delay_note
 from crawlscope.engine.records import OutputError, describe_fault
 from crawlscope.engine.report import (
-    Crawl,
     unreachable_roots,
     url_line,
     write_report,
-    write_totals,
 )
-from crawlscope.engine.text import printable
 from crawlscope.tui.heap import settled_heap
 
-from .common import EXIT_CLOSED_PIPE
+from .common import EXIT_CLOSED_PIPE, save_report
 
 if TYPE_CHECKING:
     from crawlscope.engine.plan import OpenCrawl
@@ -196,18 +194,6 @@ async def run_headless(
 def ended_by(signum: int | None) -> str | None:
     """The report's word for a crawl a signal stopped ("Interrupted"); None: as it ran."""
     return None if signum is None else SIGNAL_WORDS.get(signum, "stopped").capitalize()
-
-
-def save_report(
-    crawler: Crawl, file: TextIO, summary: TextIO | None, ended: str | None = None
-) -> None:
-    """The whole report into `file` (closed after); to `summary`, the report's totals and
-    where the rest went."""
-    with file:
-        write_report(crawler, file, ended=ended)
-    if summary is not None:
-        write_totals(crawler, summary, ended=ended)
-        print(f"The full report is in {file.name}", file=summary)
 
 
 def exit_status(crawler: Crawler, signum: int | None, err: TextIO) -> int:

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from crawlscope.engine.config import DEFAULT_USER_AGENT, CrawlConfig
-from crawlscope.engine.feeds import FORMATS
+from crawlscope.engine.exchange.feeds import FORMATS
+from crawlscope.engine.exchange.user_files import FileRefused, read_capped, shown_path
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.remote.limits import (
     HANDSHAKE_SECONDS,
     MAX_BEHIND_BYTES,
@@ -22,8 +24,6 @@ from crawlscope.engine.remote.limits import (
     origin_of,
 )
 from crawlscope.engine.sites.demo_config import DemoConfig
-from crawlscope.engine.text import printable
-from crawlscope.engine.user_files import FileRefused, read_capped, shown_path
 
 
 def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:

@@ -25,7 +25,7 @@ from .headless import _show_progress
 
 if TYPE_CHECKING:
     from crawlscope.engine.cluster.local import LocalCluster
-    from crawlscope.engine.feeds import FeedWriter
+    from crawlscope.engine.exchange.feeds import FeedWriter
     from crawlscope.engine.plan import CrawlPlan
 
 MOST_PROCS = 64
@@ -65,7 +65,7 @@ def spec_refusal(plan: CrawlPlan, args: argparse.Namespace) -> str | None:
     """The line refusing an option the processes would refuse (--redis-patience inf, a
     --max-tasks past what a process takes), by their own rules, before any starts;
     None if each would take its spec."""
-    from crawlscope.engine.plain import BadMessage
+    from crawlscope.engine.exchange.plain import BadMessage
 
     from .options import CRAWL_OPTIONS
 
@@ -85,7 +85,7 @@ def spec_refusal(plan: CrawlPlan, args: argparse.Namespace) -> str | None:
 
 
 def open_outputs(plan: CrawlPlan) -> list[FeedWriter]:
-    from crawlscope.engine.feeds import open_feed
+    from crawlscope.engine.exchange.feeds import open_feed
     from crawlscope.engine.plan import PlanError
 
     writers: list[FeedWriter] = []
@@ -187,7 +187,8 @@ def _finish(
 ) -> int:
     from crawlscope.engine.report import write_report
 
-    from .headless import EXIT_CLOSED_PIPE, closed_pipe, ended_by, exit_status, save_report
+    from .common import save_report
+    from .headless import EXIT_CLOSED_PIPE, closed_pipe, ended_by, exit_status
 
     if closed_pipe(cluster):  # type: ignore[arg-type]
         return EXIT_CLOSED_PIPE  # the reader of -o - went away (`| head`): quietly, as one process

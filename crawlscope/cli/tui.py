@@ -9,8 +9,8 @@ from pathlib import Path
 
 from crawlscope.engine.config import ConfigError
 from crawlscope.engine.lecture.names import ENGINES
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
-from crawlscope.engine.text import printable
 from crawlscope.tui.frame_budget import FRAMES_PER_SECOND
 
 from .common import app_status, fail, has_terminal, open_report, summarise
@@ -150,11 +150,12 @@ def _stage(args: argparse.Namespace) -> int:
     from crawlscope.tui.lecture.app import LECTURE_DEMO, LectureApp
     from crawlscope.tui.screenshot_run import shoot_app
 
-    from . import build_parser
-
     # The demo options' defaults are the live TUI's big slow site; a lecture stage keeps
-    # its own small one unless the user tuned it.
-    defaults = demo_config(build_parser().parse_args(["tui"]))
+    # its own small one unless the user tuned it. Read from this command's own options,
+    # not the whole command line's parser, which imports this module.
+    own_options = argparse.ArgumentParser(add_help=False)
+    add_tui_arguments(own_options)
+    defaults = demo_config(own_options.parse_args([]))
     app = LectureApp(
         [args.engine],
         args.roots,

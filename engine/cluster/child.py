@@ -19,11 +19,11 @@ import signal
 import sys
 
 from ..config import CrawlConfig
-from ..config_json import config_from_plain
-from ..plain import BadMessage, decode
+from ..exchange.config_json import config_from_plain
+from ..exchange.plain import BadMessage, decode
+from ..observe.text import printable
 from ..plan import CrawlEnded, CrawlPlan, PlanError, SharedFrontier
 from ..records import STDOUT, describe_fault
-from ..text import printable
 
 SPEC_LIMIT = 1 << 20  # bytes of the first line: a config is a few KB
 # The records' pipe to the parent, in bytes: Linux's 64 KB default filled whenever the

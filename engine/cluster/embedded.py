@@ -196,7 +196,7 @@ class EmbeddedRedis:
             log = (self.folder / "redis.log").read_bytes()[-2000:]
             text = text or log.decode("utf-8", "replace").strip()
         last = text.splitlines()[-1] if text else ""
-        from ..text import printable
+        from ..observe.text import printable
 
         return f": {printable(last, 200)}" if last else ""
 

@@ -3,7 +3,7 @@
 The parent starts a Redis of the crawl's own (embedded.py) unless it is given one, then N
 children (child.py), each a crawlscope process that joins the crawl in that Redis. Each
 child sends its records on its stdout; the parent reads them as untrusted input (checked
-by engine/plain.py, capped), keeps one record per URL (a URL fetched again after its
+by engine/exchange/plain.py, capped), keeps one record per URL (a URL fetched again after its
 process was killed is kept once), writes the one set of outputs and makes the one
 report. The accounting is Redis's, read once the children have ended: the whole crawl's.
 
@@ -29,11 +29,11 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from ..config import CrawlConfig
-from ..config_json import config_to_plain
+from ..exchange.config_json import config_to_plain
+from ..exchange.plain import BadMessage, decode
 from ..ledger import Ledger
-from ..plain import BadMessage, decode
+from ..observe.snapshot import Accounting, HostView
 from ..records import FetchRecord
-from ..snapshot import Accounting, HostView
 from .child import parse_spec, spec_line
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from .embedded import EmbeddedRedis

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from ..text import printable
+from ..observe.text import printable
 from .problems import RedisProblem, shown_url, what_went_wrong
 from .redis_frontier import key_prefix, redis_count
 

@@ -34,12 +34,14 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from ..config import CrawlConfig
-from ..config_json import config_from_plain, config_to_plain
 from ..crawler import Crawler
-from ..host_controls import HOST_CONTROLS, host_control
-from ..hosts import merge_depths, merge_host_rows
-from ..loop_health import MAX_HOLDS
-from ..plain import BadMessage
+from ..exchange.config_json import config_from_plain, config_to_plain
+from ..exchange.plain import BadMessage
+from ..hosts.controls import HOST_CONTROLS, host_control
+from ..hosts.figures import merge_depths, merge_host_rows
+from ..observe.snapshot import MAX_WARNINGS, Accounting, HostView, Phase, Snapshot
+from ..observe.text import printable
+from ..observe.workers import WorkerState
 from ..records import FetchRecord, describe_exception
 from ..redirects import Chain
 from ..remote.protocol import (
@@ -52,9 +54,7 @@ from ..remote.protocol import (
     snapshot_to_plain,
     text_from_plain,
 )
-from ..snapshot import MAX_WARNINGS, Accounting, HostView, Phase, Snapshot
-from ..text import printable
-from ..workers import WorkerState
+from ..timing.loop_health import MAX_HOLDS
 from .redis_frontier import ClusterFigures, key_prefix, redis_count
 
 PUBLISH_EVERY = 0.5

@@ -20,8 +20,8 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from ..observe.text import printable
 from ..records import Fault, describe_exception
-from ..text import printable
 
 PASSING = ("BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN")
 

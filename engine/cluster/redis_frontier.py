@@ -35,12 +35,12 @@ import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript as Script
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
+from ..exchange.plain import MOST_INT
 from ..frontier import Lease, Pair
 from ..ledger import Ledger
-from ..plain import MOST_INT
+from ..observe.snapshot import Accounting
+from ..observe.text import printable
 from ..records import FetchRecord, describe_exception
-from ..snapshot import Accounting
-from ..text import printable
 from ..urls import normalize, origin_of
 from . import scripts
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE

@@ -26,9 +26,9 @@ from pathlib import Path
 from ..crawler import Crawler
 from ..frontier import Lease, MemoryFrontier, Pair
 from ..ledger import Ledger, Left
+from ..observe.snapshot import Accounting
+from ..observe.text import printable
 from ..records import FetchRecord
-from ..snapshot import Accounting
-from ..text import printable
 from .file_lock import FileLock, LockedError
 
 QUEUED = "queued"  # the other states are outcomes: done, failed, filtered

@@ -16,10 +16,10 @@ from itertools import islice
 from typing import Any
 
 from ..config import CrawlConfig
+from ..observe.snapshot import Phase
+from ..observe.text import printable
 from ..records import FetchRecord
 from ..report import Crawl
-from ..snapshot import Phase
-from ..text import printable
 from ..urls import origin_of
 from .narration import narrate
 from .observe import StageListener

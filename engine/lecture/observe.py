@@ -1,4 +1,4 @@
-"""The contract between a lecture stage and the screen that shows it, as engine/observe.py
+"""The contract between a lecture stage and the screen that shows it, as engine/observe/contract.py
 is for the crawl.
 
 The lecture screen depends on these protocols and on the snapshots of snapshot.py, never
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ..observe import PlayedBack
+from ..observe.contract import PlayedBack
 from ..report import Crawl
 from .snapshot import StageSnapshot
 

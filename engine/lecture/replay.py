@@ -3,7 +3,7 @@ any of its steps.
 
 A recording is a file a user hands us: cut short, edited, or not ours at all. It is read
 whole and checked before anything is shown, within caps on its size, its lines and its
-steps; every snapshot passes the checked decoder of engine/plain.py, and every line of a
+steps; every snapshot passes the checked decoder of engine/exchange/plain.py, and every line of a
 stage-3 crawl the checks of a crawl's recording (trace/validation.py). A bad file is one
 message naming its line and what is wrong (`LectureReplayError`), never a crash mid-way.
 """
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..plain import BadMessage, decode
-from ..text import printable
+from ..exchange.plain import BadMessage, decode
+from ..exchange.user_files import FileRefused, read_capped, shown_path
+from ..observe.text import printable
 from ..trace.replay import ReplayedCrawl, ReplayError
 from ..trace.validation import BadEvent, check_event, check_start, parse_line
-from ..user_files import FileRefused, read_capped, shown_path
 from .recording import FORMAT_VERSION, RECORDING
 from .snapshot import StageSnapshot
 

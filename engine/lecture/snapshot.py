@@ -5,7 +5,7 @@ these frozen dataclasses of strings, numbers and tuples, so a step means the sam
 live, written to a recording (`lecture --record`), or sent to a viewer in another process
 (`lecture --monitor`). Every figure and sentence the screen shows is computed when the
 stage is sampled (engine/lecture/live.py); `to_plain` and `from_plain` turn a snapshot
-into JSON-ready dicts and back, and `from_plain` is the checked gate of engine/plain.py:
+into JSON-ready dicts and back, and `from_plain` is the checked gate of engine/exchange/plain.py:
 a value from a file or a socket is checked field by field and its text escaped.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..plain import BadMessage, decode
-from ..snapshot import Accounting, Phase
+from ..exchange.plain import BadMessage, decode
+from ..observe.snapshot import Accounting, Phase
 
 QUEUE_ITEMS = 10  # the queue's first URLs a snapshot holds (the panel shows 4 and a count)
 # What a snapshot from a file or a socket may hold in any list: far more than a stage has

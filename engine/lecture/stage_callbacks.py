@@ -11,7 +11,7 @@ This is that design, made into a crawler that finds the same URLs as the asyncio
   exactly the asyncio engine's.
 - At most `max_tasks` fetches are in flight (the chapter starts a Fetcher per link with
   no cap); the rest wait in a deque. Each of the `max_tasks` slots is a "worker" with a
-  state label and the URL it holds, as in engine/workers.py.
+  state label and the URL it holds, as in engine/observe/workers.py.
 - Retries with backoff on connection errors, timeouts and answers cut short, `max_tries`
   in all, on a timer; each try has a deadline of `total_timeout` seconds (connect, send
   and read together). An answer that breaks HTTP's framing is failed at once.
@@ -48,11 +48,11 @@ from typing import Any
 
 from ..config import CrawlConfig
 from ..ledger import REDIRECT_STATUSES, Ledger
+from ..observe.snapshot import Accounting, Phase
+from ..observe.workers import WorkerState
 from ..politeness import ROBOTS_MAX_BYTES, RobotsRules
 from ..records import FetchRecord, describe_exception
-from ..snapshot import Accounting, Phase
 from ..urls import normalize, origin_of
-from ..workers import WorkerState
 from .rawhttp import (
     CHUNK,
     ROBOTS_MAX_HOPS,
@@ -383,7 +383,7 @@ class SelectorLoop:
 @dataclass(slots=True, eq=False)
 class Slot:
     """A place for one fetch in flight; there are `max_tasks` of them. Its state labels
-    are engine/workers.py's, so a UI shows every engine the same way."""
+    are engine/observe/workers.py's, so a UI shows every engine the same way."""
 
     id: int
     state: WorkerState = WorkerState.WAITING

@@ -61,11 +61,11 @@ from typing import Any, Generic, TypeVar
 
 from ..config import CrawlConfig
 from ..ledger import REDIRECT_STATUSES, Answer, Ledger
+from ..observe.snapshot import Accounting, Phase
+from ..observe.workers import WorkerState
 from ..politeness import ROBOTS_MAX_BYTES, RobotsRules
 from ..records import FetchRecord, describe_exception
-from ..snapshot import Accounting, Phase
 from ..urls import normalize, origin_of
-from ..workers import WorkerState
 from .rawhttp import (
     CHUNK,
     ROBOTS_MAX_HOPS,
@@ -495,7 +495,7 @@ class Queue(Generic[T]):
 
 @dataclass(slots=True, eq=False)
 class GeneratorWorker:
-    """One worker coroutine's plain state, as engine/workers.py's Worker keeps it."""
+    """One worker coroutine's plain state, as engine/observe/workers.py's Worker keeps it."""
 
     id: int
     state: WorkerState = WorkerState.WAITING

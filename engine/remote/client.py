@@ -23,12 +23,12 @@ from urllib.parse import parse_qs, urlsplit
 import aiohttp
 
 from ..config import CrawlConfig
-from ..config_json import config_from_plain
-from ..plain import BadMessage
+from ..exchange.config_json import config_from_plain
+from ..exchange.plain import BadMessage
+from ..observe.snapshot import OVER, Snapshot
+from ..observe.text import PASSWORD_MASK, printable
 from ..records import FetchRecord
 from ..redirects import Chain
-from ..snapshot import OVER, Snapshot
-from ..text import PASSWORD_MASK, printable
 from .monitor import RECENT_WINDOW
 from .protocol import (
     MAX_VIEW,

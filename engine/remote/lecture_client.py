@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..config_json import config_from_plain
+from ..exchange.config_json import config_from_plain
+from ..exchange.plain import BadMessage
 from ..lecture.snapshot import StageSnapshot
-from ..plain import BadMessage
-from ..text import printable
+from ..observe.text import printable
 from .client import Link, RemoteCrawl
 from .lecture_monitor import LECTURE_VERSION
 from .protocol import VERSION, texts_from_plain

@@ -21,9 +21,9 @@ import json
 import socket
 from typing import Any
 
-from ..config_json import config_to_plain
+from ..exchange.config_json import config_to_plain
 from ..lecture.observe import ObservedStage
-from ..observe import ObservedCrawl
+from ..observe.contract import ObservedCrawl
 from .limits import DEFAULT_LIMITS, ViewerLimits
 from .monitor import Monitor, Viewer
 from .protocol import VERSION

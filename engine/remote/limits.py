@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..text import printable
+from ..observe.text import printable
 
 # What a viewer may have waiting for it, in this process and its kernel, before it is
 # dropped: bytes (a first frame, the biggest, is some hundreds of KiB at 1,000 workers),

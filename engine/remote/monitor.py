@@ -41,12 +41,12 @@ from urllib.parse import quote, urlsplit
 
 from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
-from ..config_json import config_to_plain
-from ..host_controls import host_control
-from ..observe import CrawlControls, ObservedCrawl
+from ..exchange.config_json import config_to_plain
+from ..hosts.controls import host_control
+from ..observe.contract import CrawlControls, ObservedCrawl
+from ..observe.snapshot import Snapshot
 from ..records import FetchRecord
 from ..redirects import MAX_CHAINS, MAX_HOPS
-from ..snapshot import Snapshot
 from .limits import DEFAULT_LIMITS, ViewerLimits, origin_of
 
 # The limits live apart so that a command line can show them without loading aiohttp.

@@ -18,8 +18,8 @@ Everything is built from the engine's plain data (Snapshot.to_plain, FetchRecord
 panel drawn from a frame is the panel drawn from the crawl itself.
 
 What comes from another process (a monitor, a Redis entry) is untrusted: the `*_from_plain`
-functions (here, and the config's in engine/config_json.py) are the one gate it passes,
-each a check of engine/plain.py: every field's type where it is read (BadMessage names
+functions (here, and the config's in engine/exchange/config_json.py) are the one gate it passes,
+each a check of engine/exchange/plain.py: every field's type where it is read (BadMessage names
 the field: "workers[3].since is not a number"), every string escaped with `printable`.
 """
 
@@ -28,12 +28,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..lints import Lint
-from ..loop_health import MAX_HOLDS
-from ..plain import BadMessage, decode
-from ..records import FetchRecord
-from ..redirects import Chain, ChainEnd
-from ..snapshot import (
+from ..exchange.plain import BadMessage, decode
+from ..lints.lint import Lint
+from ..observe.snapshot import (
     MAX_WARNINGS,
     Accounting,
     HostView,
@@ -41,8 +38,11 @@ from ..snapshot import (
     depths_problem,
     host_rows_problem,
 )
-from ..timing import Hold
-from ..workers import WorkerView
+from ..observe.workers import WorkerView
+from ..records import FetchRecord
+from ..redirects import Chain, ChainEnd
+from ..timing.loop_health import MAX_HOLDS
+from ..timing.per_worker import Hold
 
 VERSION = 1
 PATH = "/crawl"  # where a monitor listens for viewers

@@ -2,7 +2,7 @@
 a lecture's (`lecture --record`), for every command that plays one (`replay`, `serve
 --replay`).
 
-The file is opened once (engine/user_files.py: a regular file only), its first line tells
+The file is opened once (engine/exchange/user_files.py: a regular file only), its first line tells
 the two kinds apart, and it is read whole under that kind's cap, refused unread over it.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..exchange.user_files import FileRefused, UserFile
 from ..lecture.replay import MAX_BYTES as LECTURE_MAX_BYTES
 from ..lecture.replay import PEEK, RecordedLecture, is_lecture_start, lecture_from_bytes
-from ..user_files import FileRefused, UserFile
 from .replay import MAX_BYTES, ReplayedCrawl, ReplayError, events_from_bytes
 
 

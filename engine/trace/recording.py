@@ -13,13 +13,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..config_json import config_to_plain
 from ..crawler import Crawler
-from ..hosts import depth_histogram, host_rows_of
-from ..lints import Lint
+from ..exchange.config_json import config_to_plain
+from ..hosts.figures import depth_histogram, host_rows_of
+from ..lints.lint import Lint
+from ..observe.snapshot import HOST_ROWS, HostView
+from ..observe.workers import Worker
 from ..records import FetchRecord, LineFile
-from ..snapshot import HOST_ROWS, HostView
-from ..workers import Worker
 
 FORMAT_VERSION = 1
 # Seconds of the crawl between two "hosts" lines at most: the rows move with every

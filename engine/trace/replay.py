@@ -2,7 +2,7 @@
 
 `ReplayedCrawl.seek(t)` puts the books and the workers where they were `t` seconds into
 the recorded crawl; `snapshot()`, `recent_fetches()` and `chains()` (the ObservedCrawl
-protocol of engine/observe.py) then answer as the live crawler answered at that moment.
+protocol of engine/observe/contract.py) then answer as the live crawler answered at that moment.
 Seeking back replays from the nearest checkpoint, so scrubbing stays cheap on long
 recordings.
 """
@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config_json import config_from_plain
-from ..lints import Lint
-from ..plain import decode
+from ..exchange.config_json import config_from_plain
+from ..exchange.plain import decode
+from ..exchange.user_files import FileRefused, read_capped, shown_path
+from ..lints.lint import Lint
+from ..observe.snapshot import MAX_WARNINGS, Accounting, HostView, Phase, Snapshot
+from ..observe.workers import WorkerState, WorkerView
 from ..records import FetchRecord
 from ..redirects import Chain, ChainEnd, RedirectLog
-from ..snapshot import MAX_WARNINGS, Accounting, HostView, Phase, Snapshot
-from ..timing import Hold, Summary
-from ..user_files import FileRefused, read_capped, shown_path
-from ..workers import WorkerState, WorkerView
+from ..timing.per_worker import Hold, Summary
 from .validation import BadEvent, check_event, check_start, depths_of, host_rows, parse_line
 
 CHECKPOINT_EVERY = 2000  # events between saved states

@@ -17,15 +17,15 @@ from dataclasses import MISSING, fields
 from typing import Any, TypeGuard
 
 from ..config import CrawlConfig
-from ..config_json import config_from_plain
-from ..lints import Lint
-from ..plain import MOST_FLOAT, MOST_INT, BadMessage, decode
+from ..exchange.config_json import config_from_plain
+from ..exchange.plain import MOST_FLOAT, MOST_INT, BadMessage, decode
+from ..lints.lint import Lint
+from ..observe.snapshot import HostView, Phase, depths_problem, host_rows_problem
+from ..observe.text import printable
+from ..observe.workers import WorkerState
 from ..records import FetchRecord
 from ..redirects import ChainEnd
-from ..snapshot import HostView, Phase, depths_problem, host_rows_problem
-from ..text import printable
-from ..timing import Hold, Summary
-from ..workers import WorkerState
+from ..timing.per_worker import Hold, Summary
 
 COUNT_KEYS = ("unfinished", "seen", "done", "failed", "filtered", "queued", "held", "unfetched")
 
@@ -189,7 +189,7 @@ def _is_duration(value: Any) -> TypeGuard[int | float]:
 
 def _is_count(value: Any) -> TypeGuard[int]:
     """A whole number from 0 to the plain data's bound, as a monitor's frames hold
-    (engine/plain.py): 10**400 done would not divide into a rate."""
+    (engine/exchange/plain.py): 10**400 done would not divide into a rate."""
     return type(value) is int and 0 <= value <= MOST_INT
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from crawlscope.cli import build_parser, main
 from crawlscope.cli.options import byte_size, subcommands, with_scheme
-from crawlscope.engine.feeds import feed_format
+from crawlscope.engine.exchange.feeds import feed_format
 from crawlscope.engine.records import FIELDS
 from helpers import CLI, demo_site_process, run_cli
 

@@ -31,12 +31,12 @@ import crawlscope.engine
 from crawlscope.engine.cluster.lookup import look_up
 from crawlscope.engine.cluster.sqlite_state import StateError, check_state_file
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan
 from crawlscope.engine.remote.client import RemoteCrawl
 from crawlscope.engine.remote.monitor import listen
 from crawlscope.engine.remote.spot import MonitorSpot
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.serve import screen_command
 from crawlscope.tui.waiting import wait_until

@@ -14,7 +14,7 @@ from crawlscope.engine.cluster.node import redis_crawler
 from crawlscope.engine.cluster.observe import ClusterControls, ClusterCrawl
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.hosts import merge_depths, merge_host_rows
+from crawlscope.engine.hosts.figures import merge_depths, merge_host_rows
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.tui.screens.hosts import HostsScreen
 from helpers import Handler, until

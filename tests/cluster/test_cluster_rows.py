@@ -11,7 +11,7 @@ from redis_support import RedisServer, crawl, redis_server
 from tui_support import until
 
 from crawlscope.engine.cluster.observe import FIRST_ROWS, ID_STRIDE
-from crawlscope.engine.snapshot import Snapshot
+from crawlscope.engine.observe.snapshot import Snapshot
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached
 from crawlscope.tui.widgets.workers_table import WorkersTable

@@ -9,7 +9,7 @@ from redis_support import RedisServer, redis_server
 from crawlscope.engine.cluster.observe import ID_STRIDE, ClusterCrawl, Publisher
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.lints import Lint, LintKind
+from crawlscope.engine.lints.lint import Lint, LintKind
 
 __all__ = ["redis_server"]  # a fixture, used by name
 

@@ -12,7 +12,7 @@ from tui_support import until
 
 from crawlscope.cli.attach import attach_source
 from crawlscope.engine.cluster.observe import ID_STRIDE
-from crawlscope.engine.snapshot import Phase
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached, cluster_lines
 

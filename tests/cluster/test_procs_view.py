@@ -7,8 +7,8 @@ from tui_support import until
 from crawlscope.cli import build_parser
 from crawlscope.cli.crawl_plan import plan_from_args
 from crawlscope.cli.procs import ClusterThread
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE
-from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.cluster_view import ClusterAttached, cluster_lines
 

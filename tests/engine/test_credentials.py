@@ -17,9 +17,9 @@ from tui_support import crawler_of, frames, screen_text, until
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.credentials import Credentials
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.text import mask_userinfo
 from crawlscope.engine.report import write_report
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.text import mask_userinfo
 from crawlscope.engine.urls import normalize
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl

@@ -10,10 +10,10 @@ import pytest
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase, count_states
+from crawlscope.engine.observe.workers import BUSY, WorkerState
 from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoServer
-from crawlscope.engine.snapshot import Phase, count_states
-from crawlscope.engine.workers import BUSY, WorkerState
 from helpers import assert_accounted, expected, outcomes, until
 
 

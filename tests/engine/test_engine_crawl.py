@@ -8,10 +8,10 @@ from urllib.parse import urlsplit
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.redirects import ChainEnd
 from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
 from helpers import assert_accounted, expected, outcomes, path, run_crawl
 
 

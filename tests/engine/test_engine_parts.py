@@ -22,7 +22,7 @@ from crawlscope.engine import crawler as crawler_module
 from crawlscope.engine.config import ConfigError, CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.links import parse_links
-from crawlscope.engine.text import printable
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.urls import Scope, normalize, registrable_domain
 from helpers import Handler, html, run_crawl
 

@@ -11,10 +11,10 @@ from aiohttp import web
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.host_lints import RETRY_STORM_STREAK, host_lints, idle_workers
-from crawlscope.engine.lints import Lint, LintKind
+from crawlscope.engine.lints.hosts import RETRY_STORM_STREAK, host_lints, idle_workers
+from crawlscope.engine.lints.lint import Lint, LintKind
+from crawlscope.engine.observe.snapshot import Snapshot
 from crawlscope.engine.report import write_report
-from crawlscope.engine.snapshot import Snapshot
 from helpers import Handler, html, until
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]

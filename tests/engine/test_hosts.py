@@ -13,11 +13,11 @@ from host_sites import counted_site, holding, host_row
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.host_controls import host_control
-from crawlscope.engine.hosts import HostBook, latency_bucket
+from crawlscope.engine.hosts.controls import host_control
+from crawlscope.engine.hosts.figures import HostBook, latency_bucket
+from crawlscope.engine.observe.snapshot import RobotsState, bucket_bounds
 from crawlscope.engine.politeness import HostGate
 from crawlscope.engine.report import write_report
-from crawlscope.engine.snapshot import RobotsState, bucket_bounds
 from crawlscope.tui.waiting import wait_until
 from helpers import Handler, assert_accounted
 
@@ -273,7 +273,7 @@ async def test_the_gate_serves_its_waiters_in_turn() -> None:
 
 
 def test_host_controls_refuse_a_host_the_crawl_never_met_unless_ahead() -> None:
-    """The check every control path shares (engine/host_controls.py): a monitor's viewer
+    """The check every control path shares (engine/hosts/controls.py): a monitor's viewer
     gets the error; a cluster's process blocks ahead a host another process met."""
     crawler = Crawler(CrawlConfig(roots=("http://met.test/",)))
     crawler.host_book.queued("http://met.test/")

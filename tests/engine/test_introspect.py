@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from crawlscope.engine.introspect import SuspensionPoint, suspension_point
+from crawlscope.engine.observe.introspect import SuspensionPoint, suspension_point
 
 
 async def started(coro: Awaitable[Any], name: str = "t") -> asyncio.Task[Any]:

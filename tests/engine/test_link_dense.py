@@ -24,9 +24,9 @@ from crawlscope.engine import links
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.links import FEED_BYTES, href_budget, parse_links
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.sites.hostile import build_hostile_app
 from crawlscope.engine.sites.hostile_dense import MANY, SAME, same_page
-from crawlscope.engine.workers import WorkerState
 from helpers import Handler, assert_accounted, html
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]

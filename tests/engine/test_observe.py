@@ -11,9 +11,9 @@ from tui_support import until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase, Snapshot
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase, Snapshot
-from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.screens.live import LiveScreen
 from crawlscope.tui.startup import LiveCrawl

@@ -13,10 +13,10 @@ import pytest
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler, WorkerDied
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.workers import Worker
 from crawlscope.engine.records import FetchRecord, JsonlWriter, LineFile, OutputError
 from crawlscope.engine.sites.demo import DemoServer
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.workers import Worker
 from helpers import CLI, assert_accounted, demo_site_process, run_cli, until
 
 # Generous: a guard against a hang on a loaded machine, never a speed target.

@@ -17,13 +17,13 @@ from types import FrameType
 from typing import Any
 
 from crawlscope.engine import links as links_module
-from crawlscope.engine.collector import YOUNG_THRESHOLD
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.links import parse_links
+from crawlscope.engine.observe.workers import Worker, WorkerState
 from crawlscope.engine.politeness import HostGate
+from crawlscope.engine.timing.collector import YOUNG_THRESHOLD
 from crawlscope.engine.urls import normalize
-from crawlscope.engine.workers import Worker, WorkerState
 from helpers import assert_accounted
 
 PAGES = 300

@@ -20,13 +20,13 @@ from tui_support import config, crawler_of, frames, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.redirects import MAX_CHAINS, MAX_HOPS, Chain, ChainEnd, RedirectLog
 from crawlscope.engine.remote.client import RemoteCrawl
 from crawlscope.engine.remote.monitor import Monitor, listen
 from crawlscope.engine.report import chain_line, write_report
 from crawlscope.engine.sites.hostile import build_hostile_app
 from crawlscope.engine.sites.hostile_comb import COMB, TEETH, comb_url
-from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp

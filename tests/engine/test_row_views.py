@@ -8,7 +8,7 @@ import asyncio
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.workers import WorkerState
+from crawlscope.engine.observe.workers import WorkerState
 from helpers import demo_site_process
 
 
@@ -44,6 +44,6 @@ async def test_a_view_is_built_again_only_when_its_worker_moved() -> None:
 
 
 def _where_now(worker: object) -> object:
-    from crawlscope.engine.introspect import suspension_point
+    from crawlscope.engine.observe.introspect import suspension_point
 
     return suspension_point(worker.task)  # type: ignore[attr-defined]

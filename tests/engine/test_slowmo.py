@@ -1,4 +1,4 @@
-"""Slow motion (engine/slowmo.py): a lingering worker is held inside a real await, and
+"""Slow motion (engine/timing/slowmo.py): a lingering worker is held inside a real await, and
 the lingers are the viewer's time, never the fetch's (issue 38, items 14 and 15)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from timing_support import Serve
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import SLOWED, Crawler
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.workers import WorkerState
 from helpers import until
 
 

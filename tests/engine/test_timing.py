@@ -1,4 +1,4 @@
-"""Time per worker (engine/timing.py): step and scheduling-delay histograms, time in
+"""Time per worker (engine/timing/per_worker.py): step and scheduling-delay histograms, time in
 each state, read from real crawls and real tasks on a real loop."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import tracemalloc
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.introspect import suspension_point
+from crawlscope.engine.observe.introspect import suspension_point
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.timing import (
+from crawlscope.engine.timing.per_worker import (
     BUCKETS,
     Histogram,
     PollClock,
@@ -22,7 +23,6 @@ from crawlscope.engine.timing import (
     bucket_edge_ns,
     poll_clock,
 )
-from crawlscope.engine.workers import WorkerState
 
 
 async def test_every_worker_of_a_crawl_has_its_steps_delays_and_state_times() -> None:

@@ -1,4 +1,4 @@
-"""The timing lints (engine/loop_health.py) raised by real crawls of real servers:
+"""The timing lints (engine/timing/loop_health.py) raised by real crawls of real servers:
 LOOP_BLOCKED, STUCK and JOIN_STALLED, and loop health in the snapshot."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from timing_support import DENSE_LINKS, Handler, Serve, dense_site, page
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.lints import Lint, LintKind
+from crawlscope.engine.lints.lint import Lint, LintKind
+from crawlscope.engine.observe.snapshot import Phase, Snapshot
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.report import write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase, Snapshot
-from crawlscope.engine.workers import WorkerState
 from helpers import until
 
 

@@ -1,4 +1,4 @@
-"""Turns at the loop for parsing (engine/turns.py): past a slice of a pass, parses wait
+"""Turns at the loop for parsing (engine/timing/turns.py): past a slice of a pass, parses wait
 for later passes, in the order they came, and nothing is lost on the way."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.turns import Turns
+from crawlscope.engine.timing.turns import Turns
 from helpers import assert_accounted, expected, outcomes
 
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from crawlscope.engine.exchange.user_files import MiB
 from crawlscope.engine.lecture.replay import MAX_BYTES as LECTURE_MAX_BYTES
 from crawlscope.engine.lecture.replay import load_lecture
 from crawlscope.engine.trace.load import load_recording
 from crawlscope.engine.trace.replay import MAX_BYTES, ReplayError
-from crawlscope.engine.user_files import MiB
 from helpers import CLI
 
 LIMIT = 1536 * MiB  # address space: the command's own, with room, and no 20 GB read

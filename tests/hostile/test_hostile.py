@@ -30,6 +30,7 @@ from aiohttp import web
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.redirects import ChainEnd
 from crawlscope.engine.report import write_report
@@ -47,7 +48,6 @@ from crawlscope.engine.sites.hostile import (
     gzip_bomb,
     landing,
 )
-from crawlscope.engine.snapshot import Phase
 from helpers import assert_accounted
 
 MAX_TRIES = 2

@@ -1,5 +1,5 @@
 """`crawlscope attach` on a monitor whose every number sits at the edge of its range
-(engine/plain.py: whole numbers to 2**63, seconds to 1e15): the range is one every panel
+(engine/exchange/plain.py: whole numbers to 2**63, seconds to 1e15): the range is one every panel
 can draw, divide and subtract, so a frame the checks let through never crashes a screen."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from hostile_peers import HostileMonitor, frame, terminal
 
-from crawlscope.engine.plain import MOST_FLOAT, MOST_INT
+from crawlscope.engine.exchange.plain import MOST_FLOAT, MOST_INT
 
 
 def at(whole: int, real: float) -> Any:

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 from tui_support import config, crawler_of, frames, screen_text, until
 
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 

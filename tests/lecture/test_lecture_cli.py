@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.hostile_http import HTTP_CASES, HTTP_INDEX
-from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from helpers import CLI, demo_site_process, run_cli
 

@@ -29,8 +29,8 @@ from crawlscope.engine.lecture.snapshot import (
     Told,
     Watched,
 )
+from crawlscope.engine.observe.snapshot import Accounting, Phase
 from crawlscope.engine.remote.client import Link
-from crawlscope.engine.snapshot import Accounting, Phase
 from crawlscope.tui.lecture.stage_watched import LectureWatchApp
 
 HELLO = {"kind": "hello", "version": 1, "lecture": 1, "steer": False, "you": "127.0.0.1"}

@@ -21,11 +21,11 @@ from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.lecture.live import Stage
 from crawlscope.engine.lecture.recording import LectureRecorder
 from crawlscope.engine.lecture.replay import load_lecture
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.plan import CrawlPlan
 from crawlscope.engine.remote.lecture_monitor import LECTURE_PATH, LectureMonitor, StageRelay
 from crawlscope.engine.remote.monitor import listen, socket_url
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage3 import AsyncioStage, LectureCrawl

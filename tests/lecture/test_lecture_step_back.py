@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from tui_support import crawler_of, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.lecture.app import ASYNCIO_INTRO, LectureApp
 from crawlscope.tui.lecture.stage3 import AsyncioStage
 from crawlscope.tui.lecture.stage_screen import StageScreen

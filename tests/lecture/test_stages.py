@@ -45,11 +45,11 @@ from crawlscope.engine.lecture.steps import (
     Step,
     TimerFired,
 )
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.records import FIELDS, JsonlWriter
 from crawlscope.engine.redirects import ChainEnd
 from crawlscope.engine.report import Crawl, write_report
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
 from helpers import expected, outcome
 
 LECTURE = ("callbacks", "generators")

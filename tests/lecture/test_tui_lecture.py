@@ -21,9 +21,9 @@ from crawlscope.engine.lecture.steps import (
     Step,
     TimerFired,
 )
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage_screen import FRAMES_PER_SECOND, StageScreen
 from crawlscope.tui.lecture.widgets.traceback_screen import TracebackScreen

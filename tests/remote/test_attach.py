@@ -19,12 +19,12 @@ import pytest
 from tui_support import TIMEOUT, frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan
 from crawlscope.engine.remote.client import Link, RemoteCrawl
 from crawlscope.engine.remote.monitor import listen
 from crawlscope.engine.remote.spot import MonitorSpot
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.attach import Attached, viewers_words
 from crawlscope.tui.startup import LiveCrawl

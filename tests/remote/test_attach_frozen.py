@@ -11,10 +11,10 @@ from aiohttp import web
 from hostile_peers import hello
 from tui_support import frames, screen_text, until
 
+from crawlscope.engine.observe.snapshot import Accounting, Phase, Snapshot
 from crawlscope.engine.redirects import Chain, ChainEnd
 from crawlscope.engine.remote.client import Link, RemoteCrawl
 from crawlscope.engine.remote.protocol import PATH, chain_to_plain, snapshot_to_plain
-from crawlscope.engine.snapshot import Accounting, Phase, Snapshot
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.attach import Attached
 

@@ -16,6 +16,7 @@ import pytest
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase, Snapshot
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.redirects import MAX_CHAINS, MAX_HOPS, Chain
 from crawlscope.engine.remote.client import Link, RemoteControls, RemoteCrawl
@@ -29,7 +30,6 @@ from crawlscope.engine.remote.monitor import (
 )
 from crawlscope.engine.remote.protocol import snapshot_to_plain
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase, Snapshot
 from helpers import until
 
 TIMEOUT = 60.0

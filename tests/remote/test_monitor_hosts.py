@@ -6,7 +6,7 @@ from __future__ import annotations
 from test_monitor import attached, watched
 
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.host_controls import MAX_HOST_DELAY, MAX_HOST_LIMIT, MAX_ORIGIN
+from crawlscope.engine.hosts.controls import MAX_HOST_DELAY, MAX_HOST_LIMIT, MAX_ORIGIN
 from crawlscope.engine.remote.client import RemoteControls
 from crawlscope.tui.waiting import wait_until
 

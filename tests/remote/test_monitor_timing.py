@@ -13,13 +13,13 @@ from timing_support import DENSE_LINKS, Serve, dense_site
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.lints import LintKind
-from crawlscope.engine.loop_health import MAX_HOLDS
-from crawlscope.engine.plain import BadMessage
+from crawlscope.engine.exchange.plain import BadMessage
+from crawlscope.engine.lints.lint import LintKind
+from crawlscope.engine.observe.snapshot import MAX_WARNINGS, Phase
 from crawlscope.engine.remote.client import RemoteCrawl
 from crawlscope.engine.remote.monitor import Monitor, listen
 from crawlscope.engine.remote.protocol import snapshot_from_plain, snapshot_to_plain
-from crawlscope.engine.snapshot import MAX_WARNINGS, Phase
+from crawlscope.engine.timing.loop_health import MAX_HOLDS
 from helpers import until
 
 

@@ -12,11 +12,11 @@ import pytest
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.workers import Worker, WorkerState
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
-from crawlscope.engine.workers import Worker, WorkerState
 
 
 def panels(crawl: Crawler | ReplayedCrawl) -> dict[str, Any]:
@@ -225,7 +225,7 @@ def test_a_bad_start_line_is_refused(tmp_path: Path) -> None:
 
 
 # A recording's config is read by the one check a monitor's hello and a cluster entry
-# pass (engine/config_json.py): each field's type, not only what CrawlConfig refuses.
+# pass (engine/exchange/config_json.py): each field's type, not only what CrawlConfig refuses.
 BAD_CONFIGS = [
     ("max_tasks", True, "bad config.max_tasks is not a whole number"),
     ("connect_timeout", "10", "bad config.connect_timeout is not a number"),

@@ -13,7 +13,7 @@ from host_sites import counted_site
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.snapshot import HOST_ROWS, LATENCY_BUCKETS, HostView
+from crawlscope.engine.observe.snapshot import HOST_ROWS, LATENCY_BUCKETS, HostView
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 from crawlscope.engine.trace.validation import host_rows

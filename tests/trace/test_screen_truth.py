@@ -19,11 +19,11 @@ from tui_support import config, crawler_of, frames, stage_settled, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.workers import BUSY, WorkerState
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
-from crawlscope.engine.workers import BUSY, WorkerState
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.startup import LiveCrawl, Recording

@@ -12,7 +12,7 @@ from timing_support import DENSE_LINKS, Serve, dense_site, page
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.lints import LintKind
+from crawlscope.engine.lints.lint import LintKind
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 

@@ -14,8 +14,8 @@ from tui_support import config, crawler_of, frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import Phase
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp

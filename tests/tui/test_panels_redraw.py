@@ -12,9 +12,9 @@ from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
 
+from crawlscope.engine.observe.snapshot import Accounting, Phase
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.records import FetchRecord
-from crawlscope.engine.snapshot import Accounting, Phase
-from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.widgets.queue_panel import QueuePanel, QueueView
 from crawlscope.tui.widgets.recent_fetches import RecentFetches
 from crawlscope.tui.widgets.status_line import StatusLine, StatusView, changed_cells

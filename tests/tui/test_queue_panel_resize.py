@@ -12,8 +12,8 @@ import pytest
 from textual.geometry import Region
 from tui_support import config, live_crawler, until
 
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.queue_panel import QueueFigures

@@ -15,9 +15,9 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from tui_support import config, crawler_of, frames, until
 
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.redirects import MAX_CHAINS, Chain, ChainEnd
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.text import printable
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.redirect_tree import EXPAND_UP_TO, RedirectTree

@@ -9,8 +9,8 @@ import io
 from tui_support import config, crawler_of, until
 
 from crawlscope.cli.common import summarise
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from tui_support import config, crawler_of, frames, until
 
+from crawlscope.engine.observe.snapshot import count_states
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import count_states
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.workers_table import WorkersTable

@@ -13,9 +13,9 @@ from tui_support import crawler_of, frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.lints import Lint, LintKind
-from crawlscope.engine.snapshot import OVER
-from crawlscope.engine.timing import Hold
+from crawlscope.engine.lints.lint import Lint, LintKind
+from crawlscope.engine.observe.snapshot import OVER
+from crawlscope.engine.timing.per_worker import Hold
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
 from crawlscope.tui.app import CrawlScopeApp

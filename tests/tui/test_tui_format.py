@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawlscope.engine.snapshot import Accounting, Phase
+from crawlscope.engine.observe.snapshot import Accounting, Phase
 from crawlscope.tui.format import clock, duration, short_url, size
 from crawlscope.tui.history import History
 from crawlscope.tui.widgets.queue_panel import QueueView, why_join_waits

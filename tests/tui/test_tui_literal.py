@@ -10,11 +10,11 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from tui_support import config, crawler_of, frames, screen_text, until
 
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.text import printable
+from crawlscope.engine.observe.workers import WorkerState, WorkerView
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.redirects import Chain, ChainEnd
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.text import printable
-from crawlscope.engine.workers import WorkerState, WorkerView
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.format import short_url
 from crawlscope.tui.startup import LiveCrawl

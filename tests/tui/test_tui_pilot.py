@@ -8,9 +8,9 @@ import io
 
 from tui_support import config, crawler_of, frames, live_crawler, screen_text, until
 
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.heap import YOUNG_COLLECTION
 from crawlscope.tui.startup import LiveCrawl

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from textual import events
 from tui_support import TIMEOUT, config, crawler_of, until
 
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.waiting import wait_until

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 from tui_support import config, crawler_of, frames, until
 
+from crawlscope.engine.observe.snapshot import Phase
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.snapshot import Phase
-from crawlscope.engine.workers import WorkerState
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from tui_support import crawler_of, frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.observe.snapshot import Phase
 from crawlscope.engine.politeness import RobotsRules
 from crawlscope.engine.report import unreachable_roots
-from crawlscope.engine.snapshot import Phase
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 from helpers import run_cli, run_crawl

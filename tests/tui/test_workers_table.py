@@ -11,8 +11,8 @@ from textual.app import App, ComposeResult
 from textual.geometry import Region
 from tui_support import config, crawler_of, frames, until
 
+from crawlscope.engine.observe.workers import WorkerState, WorkerView
 from crawlscope.engine.sites.demo import DemoConfig
-from crawlscope.engine.workers import WorkerState, WorkerView
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.workers_table import WorkersTable

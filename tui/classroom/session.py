@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from crawlscope.engine.text import printable
+from crawlscope.engine.observe.text import printable
 
 from .limits import DEFAULT_LIMITS, ClassLimits
 from .model import ScreenModel

@@ -15,7 +15,7 @@ from textual import events, on
 from textual.binding import Binding, BindingType
 
 from crawlscope.engine.crawler import Crawler
-from crawlscope.engine.observe import CrawlControls, ObservedCrawl
+from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 
 from ..app import CrawlScopeApp
 from ..startup import LiveCrawl, Ready, Started

@@ -26,8 +26,8 @@ from textual.timer import Timer
 
 from crawlscope.engine.lecture.observe import LiveStage
 from crawlscope.engine.lecture.snapshot import StageSnapshot, Told
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.report import Crawl
-from crawlscope.engine.text import printable
 
 from .stage_panels import StagePanels, Words, ending, over_word
 from .widgets.traceback_screen import TracebackScreen

@@ -18,9 +18,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from crawlscope.engine.observe import CrawlControls, ObservedCrawl
-from crawlscope.engine.snapshot import OVER, HostView
-from crawlscope.engine.text import printable
+from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
+from crawlscope.engine.observe.snapshot import OVER, HostView
+from crawlscope.engine.observe.text import printable
 
 from ..widgets.crawl_shape import CrawlShape
 from ..widgets.hosts_table import HostsTable

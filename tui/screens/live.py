@@ -6,8 +6,8 @@ from typing import ClassVar
 
 from textual.binding import BindingType
 
-from crawlscope.engine.observe import CrawlControls, ObservedCrawl
-from crawlscope.engine.snapshot import OVER, Snapshot
+from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
+from crawlscope.engine.observe.snapshot import OVER, Snapshot
 
 from ..frame_budget import FRAMES_PER_SECOND
 from ..keys import COMMON, STEERING, Key, bindings

@@ -24,10 +24,10 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 
-from crawlscope.engine.observe import CrawlControls, ObservedCrawl
-from crawlscope.engine.snapshot import OVER, Snapshot
+from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
+from crawlscope.engine.observe.snapshot import OVER, Snapshot
+from crawlscope.engine.observe.workers import WorkerState, WorkerView
 from crawlscope.engine.urls import origin_of
-from crawlscope.engine.workers import WorkerState, WorkerView
 
 from ..frame_budget import FRAMES_PER_SECOND, FrameBudget, FrameKind, next_slot
 from ..history import History

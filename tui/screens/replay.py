@@ -8,7 +8,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 
-from crawlscope.engine.observe import PlayedBack
+from crawlscope.engine.observe.contract import PlayedBack
 
 from ..frame_budget import FRAMES_PER_SECOND
 from ..keys import COMMON, TRANSPORT, Key, bindings

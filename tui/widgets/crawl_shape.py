@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from crawlscope.engine.snapshot import OVER, Snapshot
+from crawlscope.engine.observe.snapshot import OVER, Snapshot
 
 from ..format import duration
 

@@ -8,7 +8,7 @@ import re
 from rich.text import Text
 from textual.widgets import DataTable
 
-from crawlscope.engine.snapshot import HostView, RobotsState
+from crawlscope.engine.observe.snapshot import HostView, RobotsState
 
 from ..format import crawled, duration
 

@@ -12,7 +12,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import Label, Sparkline
 
-from crawlscope.engine.snapshot import Accounting, Phase
+from crawlscope.engine.observe.snapshot import Accounting, Phase
 
 from ..format import count
 from .held import Repaints

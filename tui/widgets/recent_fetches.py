@@ -10,8 +10,8 @@ from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
 
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.records import FetchRecord
-from crawlscope.engine.text import printable
 
 from ..format import NO_FIGURE, duration, short_url, size
 from .held import Repaints

@@ -27,8 +27,8 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.strip import Strip
 
+from crawlscope.engine.observe.text import printable
 from crawlscope.engine.redirects import MAX_CHAINS, MAX_HOPS, Chain, ChainEnd
-from crawlscope.engine.text import printable
 
 from ..format import short_url
 from ..textual_private import set_scroll_range

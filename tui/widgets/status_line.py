@@ -9,8 +9,8 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.geometry import Region
 
-from crawlscope.engine.snapshot import Phase, StateCounts
-from crawlscope.engine.text import printable
+from crawlscope.engine.observe.snapshot import Phase, StateCounts
+from crawlscope.engine.observe.text import printable
 
 from ..format import NO_FIGURE, clock, count
 from .text_lines import Line, OneLine, Piece, plain_of

@@ -1,8 +1,8 @@
-"""Timing figures (engine/timing.py) in the few cells a table row or a panel has."""
+"""Timing figures (engine/timing/per_worker.py) in the few cells a table row or a panel has."""
 
 from __future__ import annotations
 
-from crawlscope.engine.workers import WorkerView
+from crawlscope.engine.observe.workers import WorkerView
 
 from ..format import NO_FIGURE
 

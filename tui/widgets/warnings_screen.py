@@ -16,10 +16,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from crawlscope.engine.lints import LintKind
-from crawlscope.engine.observe import ObservedCrawl
-from crawlscope.engine.snapshot import Snapshot
-from crawlscope.engine.text import printable
+from crawlscope.engine.lints.lint import LintKind
+from crawlscope.engine.observe.contract import ObservedCrawl
+from crawlscope.engine.observe.snapshot import Snapshot
+from crawlscope.engine.observe.text import printable
 
 from ..format import clock
 from .timing_text import millis

@@ -17,11 +17,11 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from crawlscope.engine.observe import ObservedCrawl
+from crawlscope.engine.observe.contract import ObservedCrawl
+from crawlscope.engine.observe.text import printable
+from crawlscope.engine.observe.worker_detail import WorkerDetail, bucket_edges
+from crawlscope.engine.observe.workers import WorkerView
 from crawlscope.engine.records import FetchRecord
-from crawlscope.engine.text import printable
-from crawlscope.engine.worker_detail import WorkerDetail, bucket_edges
-from crawlscope.engine.workers import WorkerView
 
 from ..format import WAITS, duration, short_url, state_style
 from .timing_text import millis

@@ -21,8 +21,8 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
 
-from crawlscope.engine.text import printable
-from crawlscope.engine.workers import BUSY, WorkerState, WorkerView
+from crawlscope.engine.observe.text import printable
+from crawlscope.engine.observe.workers import BUSY, WorkerState, WorkerView
 
 from ..format import NO_FIGURE, duration, short_url, state_style
 from .cursor_lines import CursorLines

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from crawlscope.engine.lecture.snapshot import LoopInsides
-from crawlscope.engine.text import printable
+from crawlscope.engine.observe.text import printable
 
 
 class LoopPanel(Static):

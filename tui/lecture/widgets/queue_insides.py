@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from crawlscope.engine.lecture.snapshot import QueueInsides as QueueInsidesView
-from crawlscope.engine.text import printable
+from crawlscope.engine.observe.text import printable
 
 SHOWN_ITEMS = 4  # with the counters, getters and join: 9 lines, what the panel holds
 

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from crawlscope.engine.lecture.snapshot import Told
-from crawlscope.engine.text import printable
+from crawlscope.engine.observe.text import printable
 
 
 class StepNarration(Static):

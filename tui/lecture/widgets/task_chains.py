@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from crawlscope.engine.lecture.snapshot import TaskInsides
-from crawlscope.engine.text import printable
+from crawlscope.engine.observe.text import printable
 
 from ...format import WAITS
 

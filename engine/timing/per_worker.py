@@ -126,7 +126,7 @@ class WorkerTiming:
         # length, the collections' part of it, and the innermost frame where the
         # coroutine gave the loop back.
         self.on_long: Callable[[int, int, FrameType | None], None] | None = None
-        # Slow motion (engine/slowmo.py): given what the coroutine yielded to its task,
+        # Slow motion (engine/timing/slowmo.py): given what the coroutine yielded to its task,
         # what the task is to wait on instead (the same future, or one that holds it).
         self.hold: Callable[[Any], Any] | None = None
 
@@ -249,7 +249,7 @@ def poll_clock(loop: asyncio.AbstractEventLoop) -> PollClock:
 class TimedCoroutine(Coroutine[Any, Any, Any]):
     """A coroutine that times each of its steps; what a worker's task runs.
 
-    engine/introspect.py looks through it (`wrapped`), so "suspended at" and the await
+    engine/observe/introspect.py looks through it (`wrapped`), so "suspended at" and the await
     chain read the worker's own coroutine.
     """
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 from typing import Protocol
 
-from .config import CrawlConfig
-from .records import FetchRecord
-from .redirects import Chain
+from ..config import CrawlConfig
+from ..records import FetchRecord
+from ..redirects import Chain
 from .snapshot import Snapshot
 from .worker_detail import WorkerDetail
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .lints import Lint, LintKind
-from .snapshot import HostView, Snapshot
-from .text import printable
-from .workers import WorkerState
+from ..observe.snapshot import HostView, Snapshot
+from ..observe.text import printable
+from ..observe.workers import WorkerState
+from .lint import Lint, LintKind
 
 # Requests in a row with no answer before a host is said to be in a retry storm.
 RETRY_STORM_STREAK = 5

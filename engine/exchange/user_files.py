@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from .text import printable
+from ..observe.text import printable
 
 MiB = 1024 * 1024
 

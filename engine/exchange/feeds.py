@@ -14,7 +14,7 @@ import io
 from pathlib import Path
 from typing import Protocol
 
-from .records import FIELDS, STDOUT, FetchRecord, JsonlWriter, LineFile
+from ..records import FIELDS, STDOUT, FetchRecord, JsonlWriter, LineFile
 
 FORMATS = ("jsonl", "csv", "json")
 _BY_SUFFIX = {".jsonl": "jsonl", ".jl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".json": "json"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .timing import BUCKETS, bucket_edge_ns
+from ..timing.per_worker import BUCKETS, bucket_edge_ns
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,7 @@ class WorkerDetail:
     chain: tuple[str, ...]
     awaits: str
     task_state: str  # introspect's: "suspended", "running", "done", ...
-    step_counts: tuple[int, ...]  # per bucket of engine/timing.py (bucket_edge_ns)
+    step_counts: tuple[int, ...]  # per bucket of engine/timing/per_worker.py (bucket_edge_ns)
     step_max: float  # seconds
     delay_counts: tuple[int, ...]
     delay_max: float

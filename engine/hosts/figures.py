@@ -16,10 +16,10 @@ import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from .frontier import Lease
-from .politeness import HostGate, RobotsCache
-from .snapshot import DEPTHS, HOST_ROWS, LATENCY_BUCKETS, HostView, RobotsState
-from .urls import origin_of
+from ..frontier import Lease
+from ..observe.snapshot import DEPTHS, HOST_ROWS, LATENCY_BUCKETS, HostView, RobotsState
+from ..politeness import HostGate, RobotsCache
+from ..urls import origin_of
 
 
 class HostFigures:

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from .lints import Lint, LintKind
-from .timing import Hold
+from ..lints.lint import Lint, LintKind
+from ..timing.per_worker import Hold
 from .workers import WorkerState, WorkerView
 
 # Warnings a snapshot carries, the latest; `warning_count` counts them all.
@@ -179,7 +179,7 @@ class Snapshot:
     paused_all: bool = False  # the whole crawl was asked to pause
     slowmo: float = 0.0  # seconds lingered at each state change
     crawl_delay: str = ""  # the robots.txt Crawl-delay slowing the crawl most, in words
-    # Loop health over the last minute (engine/loop_health.py): how late a probe timer
+    # Loop health over the last minute (engine/timing/loop_health.py): how late a probe timer
     # ran, median and 99th percentile, in seconds; the steps that held the loop longest.
     loop_lag_p50: float = 0.0
     loop_lag_p99: float = 0.0

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .timing import WorkerTiming
+from ..timing.per_worker import WorkerTiming
 
 
 class WorkerState(StrEnum):
@@ -43,7 +43,7 @@ class Worker:
     paused: bool = False  # this worker alone was asked to pause
     retiring: bool = False  # asked to stop after the fetch in hand
     go: asyncio.Event = field(default_factory=asyncio.Event)  # set while it may run
-    # Slow motion only (engine/slowmo.py): it still owes a linger at its first await in
+    # Slow motion only (engine/timing/slowmo.py): it still owes a linger at its first await in
     # `state`; it is held in that await, done, for the class to see it; the seconds held so
     # far, and as of entering `state` (the crawl's durations leave them out).
     owed: bool = False
@@ -55,7 +55,7 @@ class Worker:
     # one loop pass, and a worker whose liveness changed unannounced would leave a stale
     # view in the crawler's snapshot (Crawler._touch).
     ended: bool = False
-    timing: WorkerTiming = field(default_factory=WorkerTiming)  # engine/timing.py
+    timing: WorkerTiming = field(default_factory=WorkerTiming)  # engine/timing/per_worker.py
     # Its last view and what it was built from (Crawler._row_view): a worker that has not
     # stepped or changed since is shown from it, without a walk of its await chain.
     view_of: tuple[object, WorkerView] | None = None
@@ -87,7 +87,7 @@ class WorkerView:
     # Where its coroutine is suspended ("Queue.get queues.py:158"), read from the task
     # when the snapshot was taken; "" when the observer did not ask for this worker.
     suspended_at: str = ""
-    # Its steps on the loop (engine/timing.py), in seconds, as of its last state change:
+    # Its steps on the loop (engine/timing/per_worker.py), in seconds, as of its last state change:
     # the median and 99th percentile (bucket upper edges), the longest, and the 99th
     # percentile of its scheduling delay.
     step_p50: float = 0.0

@@ -1,15 +1,15 @@
 """A CrawlConfig as plain JSON data, and back: what a monitor's hello, a cluster
 process's publication and a recording's start line hold. The way back is checked as
-everything from another process is (engine/plain.py), then by CrawlConfig itself."""
+everything from another process is (engine/exchange/plain.py), then by CrawlConfig itself."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from .config import CrawlConfig
+from ..config import CrawlConfig
+from ..observe.text import printable
 from .plain import BadMessage, FieldsOf, decode
-from .text import printable
 
 
 def config_to_plain(config: CrawlConfig) -> dict[str, Any]:

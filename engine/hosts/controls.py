@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from .text import printable
+from ..observe.text import printable
 
 MAX_ORIGIN = 300  # characters: scheme, a 253-character name and a port
 MAX_HOST_DELAY = 600.0  # seconds between two requests to one host, at most

@@ -15,7 +15,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from .text import printable
+from ..observe.text import printable
 
 
 class BadMessage(ValueError):

@@ -23,7 +23,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from .workers import Worker
+from ..observe.workers import Worker
 
 
 class Linger:

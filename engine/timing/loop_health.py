@@ -1,5 +1,5 @@
 """Loop health and the timing lints: how late the loop runs a timer, which steps held it
-longest, and the warnings drawn from the workers' timing (engine/timing.py).
+longest, and the warnings drawn from the workers' timing (engine/timing/per_worker.py).
 
 - Lag: a probe timer due every PROBE_EVERY seconds notes how late it ran; the snapshot
   reads p50 and p99 over the last LAG_WINDOW seconds (a bounded ring, sorted when read,
@@ -22,22 +22,23 @@ import math
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from . import timing
-from .host_lints import host_lints, idle_workers
-from .ledger import Listeners
-from .lints import Lint, LintKind
-from .snapshot import MAX_WARNINGS, Phase
-from .text import printable
-from .timing import Hold
-from .urls import origin_of
-from .workers import BUSY, Worker, WorkerState
+from ..ledger import Ledger, Listeners
+from ..lints.hosts import host_lints, idle_workers
+from ..lints.lint import Lint, LintKind
+from ..observe.snapshot import MAX_WARNINGS, Phase
+from ..observe.text import printable
+from ..observe.workers import BUSY, Worker, WorkerState
+from ..urls import origin_of
+from . import per_worker as timing
+from .per_worker import Hold
 
 if TYPE_CHECKING:
-    from .crawler import Crawler
+    from ..frontier import Frontier
+    from ..observe.snapshot import Snapshot
 
 PROBE_EVERY = 0.25  # seconds between lag probes
 LAG_WINDOW = 60.0  # seconds of lag samples and holds the figures cover
@@ -49,8 +50,26 @@ CHECK_EVERY = 4  # probes between checks for stuck workers and a stalled join
 STUCK_STATES = BUSY - {WorkerState.BACKOFF, WorkerState.THROTTLED}
 
 
+class WatchedCrawl(Protocol):
+    """What the loop's health reads of the crawl it watches. The crawler makes a LoopHealth
+    and hands itself in; naming it here by what is read, not by its class, keeps this module
+    a part the crawler uses, never one that knows the crawler."""
+
+    phase: Phase
+    q: Frontier
+    ledger: Ledger
+
+    @property
+    def workers(self) -> Mapping[int, Worker]: ...
+    @property
+    def unfinished(self) -> int: ...
+    @property
+    def elapsed(self) -> float: ...
+    def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot: ...
+
+
 class LoopHealth:
-    def __init__(self, crawler: Crawler, on_fault: Callable[[Exception], None]) -> None:
+    def __init__(self, crawler: WatchedCrawl, on_fault: Callable[[Exception], None]) -> None:
         self.crawler = crawler
         self.lint_listeners: Listeners[Lint] = Listeners(on_fault)
         # Told after each check (every CHECK_EVERY probes): a recorder keeps the figures.
@@ -122,7 +141,7 @@ class LoopHealth:
 
     def long_step(self, w: Worker, ns: int, gc_ns: int, frame: FrameType | None) -> None:
         """A step of `w` held the loop `ns` nanoseconds, `gc_ns` of them collecting
-        garbage (engine/timing.py told)."""
+        garbage (engine/timing/per_worker.py told)."""
         seconds = ns / 1e9
         # Put down to the state it started in, and the URL it held then.
         began = w.timing.state_at(time.monotonic() - seconds)
@@ -198,7 +217,7 @@ class LoopHealth:
             self.tell(Lint(LintKind.JOIN_STALLED, c.elapsed, text))
 
     def _check_hosts(self) -> None:
-        """The host lints (engine/host_lints.py) of the crawl now, each told once while
+        """The host lints (engine/lints/hosts.py) of the crawl now, each told once while
         it holds: told again only after a check found it gone."""
         c = self.crawler
         if c.phase is not Phase.RUNNING:

@@ -82,7 +82,7 @@ def _inspect(task: asyncio.Task[Any]) -> SuspensionPoint:
         # must not silence asyncio's "exception was never retrieved" warning.
         return SuspensionPoint("cancelled" if task.cancelled() else "done")
     coro = task.get_coro()
-    # A worker's task runs its coroutine inside a TimedCoroutine (engine/timing.py).
+    # A worker's task runs its coroutine inside a TimedCoroutine (engine/timing/per_worker.py).
     coro = getattr(coro, "wrapped", coro) if not inspect.iscoroutine(coro) else coro
     if inspect.iscoroutine(coro):
         if coro.cr_running:
