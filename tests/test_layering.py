@@ -384,3 +384,13 @@ def test_the_viewers_contract_knows_only_plain_data() -> None:
         for module, names in idea_imports("observe").items()
     }
     assert not {module: names for module, names in beyond.items() if names}
+
+
+def test_the_screens_and_widgets_stay_small() -> None:
+    # A screen that grows past 500 lines holds more than one idea (panels.py did, at 589,
+    # until the direct paint left it): move the new idea out, as screens/direct_paint.py.
+    sizes = {
+        path.relative_to(TUI).as_posix(): len(path.read_text().splitlines()) for path in DRAWING
+    }
+    assert "screens/panels.py" in sizes
+    assert {name: n for name, n in sizes.items() if n >= 500} == {}

@@ -34,7 +34,7 @@ TABLE_MAX_GAP_BUSY = 2.0
 # ROWS_INTERVAL_BUSY at the most, or as often as ROWS_SHARE of the allowance pays for them
 # (FrameBudget.rows_interval): the screen's liveliest panel at five to seven a second where
 # it was one (issue 32). Their views are built for the rows on screen only, and their
-# changed lines are written straight to the terminal (PanelsScreen._paint_alone), so a rows
+# changed lines are written straight to the terminal (screens/direct_paint.py), so a rows
 # frame costs a fifth of a table frame (no recent fetches, queue or chains, no compositor).
 # A slot that finds the rows due and not yet covered draws nothing, saving up for them
 # (they draw the status line too), where a pulse would take the allowance they wait for:
@@ -61,7 +61,7 @@ ROWS_SHARE = 0.75
 # In a real terminal, amid a crawl at 500 workers, a pulse costs about 1 ms (medians: its
 # tick 0.4 ms, Textual's drawing 0.65 ms) and a table frame about 15 ms. (A pulse's
 # drawing has since been about halved: the status line is written without the compositor,
-# PanelsScreen._paint_alone.) A pulse cost 2 ms before the screen, the panels' grid
+# screens/direct_paint.py.) A pulse cost 2 ms before the screen, the panels' grid
 # and the footer were blank (PanelsScreen.BLANK) and the status line skipped Textual's
 # StylesCache (OneLine.render_lines); 3% then fell to 11 frames a second on a crawl the
 # machine slowed down. 2.5% now pays for 14 to 15 (15

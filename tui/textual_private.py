@@ -1,6 +1,6 @@
 """Every use crawlscope makes of Textual's private API, and nowhere else.
 
-The panels paint their own frames (widgets/held.py, PanelsScreen._paint_now) and time
+The panels paint their own frames (widgets/held.py, screens/direct_paint.py) and time
 Textual's drawing for the frame budget; the footer greys keys out without a rebuild; the
 redirect tree moves its scroll range without a layout. Each reaches below what Textual
 promises, so each private name is used here alone, behind a function that says what it
@@ -157,7 +157,7 @@ def grey_footer_key(key: FooterKey, enabled: bool) -> None:
 
 class TimedScreen(Screen[None]):
     """A screen that times Textual's drawing of it: a frame's changes are drawn in these
-    two methods of Screen (by PanelsScreen._paint_now or by Textual's update timer), and
+    two methods of Screen (by screens/direct_paint.py or by Textual's update timer), and
     the frame budget must see what a frame really costs the loop, its compositing and
     writing as well as its tick. A layout pass composites too: counted once."""
 

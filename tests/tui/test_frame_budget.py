@@ -22,7 +22,8 @@ from tui_support import config, crawler_of, frames, until
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.frame_budget import ALLOWANCE_MAX
-from crawlscope.tui.screens.panels import PanelsScreen, region_alone
+from crawlscope.tui.screens.direct_paint import region_alone
+from crawlscope.tui.screens.panels import PanelsScreen
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.widgets.status_line import StatusLine
 

@@ -19,7 +19,8 @@ from textual.strip import Strip
 from tui_support import config, crawler_of, until
 
 from crawlscope.tui.app import CrawlScopeApp
-from crawlscope.tui.screens.panels import PanelsScreen, region_alone
+from crawlscope.tui.screens.direct_paint import region_alone
+from crawlscope.tui.screens.panels import PanelsScreen
 from crawlscope.tui.startup import LiveCrawl
 
 # At 80x24 the table shows 8 of these rows; at 120x40, all of them.

@@ -12,17 +12,12 @@ import contextlib
 import functools
 import time
 from collections import deque
-from collections.abc import Iterable
 from typing import ClassVar
 
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.geometry import Region
-from textual.screen import Screen
-from textual.strip import Strip
-from textual.widget import Widget
 
 from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.observe.snapshot import OVER, Snapshot
@@ -34,14 +29,7 @@ from ..history import History
 from ..keys import Key
 from ..textual_private import (
     TimedScreen,
-    changes_pending,
-    composite,
-    layout_pending,
-    repaint_pending,
     report_error,
-    scroll_pending,
-    visible_widgets,
-    write_runs,
 )
 from ..widgets.held import Held, Repaints
 from ..widgets.help_screen import HelpScreen
@@ -50,10 +38,10 @@ from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView
-from ..widgets.text_lines import content_lines
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
+from .direct_paint import DirectPaint
 from .hosts import HostsScreen
 
 # A crawl waits at most this long for the screen to take its running shape (settle).
@@ -63,36 +51,6 @@ CHAINS_EVERY = 0.5
 
 # Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
 BOTTOM_MIN = 11
-
-
-def region_alone(
-    visible: dict[Widget, tuple[Region, Region]], widget: Widget, screen: Screen[None]
-) -> Region | None:
-    """Where `widget` draws its lines on screen (inside its border and scrollbars), if it
-    is there whole with nothing drawn over it: only its containers, and the screen, are
-    behind it. Else None. `visible`: the compositor's map."""
-    place = visible.get(widget)
-    if place is None or not place[1].contains_region(place[0]):
-        return None  # not shown, or cut by its container
-    lines = place[0].shrink(widget.styles.gutter).shrink(widget.scrollbar_gutter)
-    behind = set(widget.ancestors)
-    for other, (other_region, clip) in visible.items():
-        if other is widget or other in behind:
-            continue
-        if other_region.intersection(clip).overlaps(lines):
-            return None
-    return lines
-
-
-def runs_of(rows: Iterable[int]) -> list[tuple[int, int]]:
-    """Each run of consecutive `rows`, as (first, how many), in order."""
-    runs: list[tuple[int, int]] = []
-    for row in sorted(set(rows)):
-        if runs and runs[-1][0] + runs[-1][1] == row:
-            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-        else:
-            runs.append((row, 1))
-    return runs
 
 
 @functools.cache
@@ -148,8 +106,6 @@ class PanelsScreen(TimedScreen):
         # Where the status line and the workers table draw their lines on screen with
         # nothing over them (None: something is, or it is not shown), as worked out for
         # the compositor's map they were read from.
-        self._alone_map: dict[Widget, tuple[Region, Region]] | None = None
-        self._alone: dict[Widget, Region | None] = {}
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
         self._frame_handle: asyncio.TimerHandle | None = None
@@ -212,6 +168,7 @@ class PanelsScreen(TimedScreen):
         self._repainting = tuple(
             w for w in self.walk_children(with_self=False) if isinstance(w, Repaints)
         )
+        self._painter = DirectPaint(self, self._panels, (self._status, self._table), self.drawn)
         self._table.frozen = self._recent.frozen = self.reproducible
         self._widgets_found = True
         self._show_origin()
@@ -322,66 +279,7 @@ class PanelsScreen(TimedScreen):
             for widget in self._repainting:
                 widget.held = None
         if held.regions:
-            self._paint_now(held)
-
-    def _paint_now(self, held: Held) -> None:
-        """Composite and write what `held` holds, as the screen's update timer would; or,
-        when a layout is on its way (it would move what is drawn), another screen is on
-        top, or Textual has other changes to draw, leave all of it to Textual."""
-        if (
-            not self.is_current
-            or changes_pending(self)
-            or layout_pending(self._panels)
-            or any(layout_pending(w) or scroll_pending(w) for w in held.regions)
-        ):
-            for widget, regions in held.regions.items():
-                widget.release(regions)
-            return
-        if self._paint_alone(held):
-            return
-        for widget, regions in held.regions.items():
-            widget.mark(regions)
-        # A widget off screen (a panel the terminal has no room for) has nothing to draw;
-        # passed to the compositor, it would have it rebuild its whole map.
-        visible = visible_widgets(self)
-        composite(self, {w for w in held.regions if w in visible})
-
-    def _paint_alone(self, held: Held) -> bool:
-        """Write the changed lines of the status line and the workers table (a pulse's, a
-        rows frame's) straight to the terminal when nothing is drawn over them: what the
-        compositor would write, without its work for the whole screen (a map of every
-        line's cuts, a walk of every widget's region, each changed line cut and joined
-        again: most of a rows frame's cost, and half a pulse's). False if the compositor
-        must draw them."""
-        if self.app.is_inline or not held.regions.keys() <= {self._status, self._table}:
-            return False
-        if any(repaint_pending(widget) for widget in held.regions):
-            # Textual is to draw it anyway (a scroll: the lines move, the scrollbar too),
-            # all of it, at once with the rest: no use writing some lines before.
-            return False
-        visible = visible_widgets(self)
-        if visible is not self._alone_map:
-            self._alone_map = visible
-            self._alone = {w: region_alone(visible, w, self) for w in (self._status, self._table)}
-        if any(self._alone[widget] is None for widget in held.regions):
-            return False
-        started = time.perf_counter()
-        runs: list[tuple[list[Iterable[Strip]], Region]] = []
-        for widget, regions in held.regions.items():
-            at = self._alone[widget]
-            assert at is not None  # checked above
-            # The widget's changed lines, as rows of its content (where its regions are).
-            rows: Iterable[int] = range(at.height)
-            if regions is not None:
-                rows = (y for r in regions for y in r.line_range if 0 <= y < at.height)
-            for first, count in runs_of(rows):
-                lines: list[Iterable[Strip]] = [
-                    [strip] for strip in content_lines(widget, first, count, at.width)
-                ]
-                runs.append((lines, Region(at.x, at.y + first, at.width, count)))
-        write_runs(self, runs)
-        self.drawn(time.perf_counter() - started)
-        return True
+            self._painter.paint(held)
 
     def drawn(self, seconds: float) -> None:
         self.budget.drawn(seconds)

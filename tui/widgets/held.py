@@ -5,7 +5,7 @@ message queue notices it, sends its screen an Update, and the screen's update ti
 composites. Amid a busy crawl each turn costs about 0.25 ms, because the crawl has pushed
 Textual's code and data out of the CPU's caches since the last frame. The panels' own
 widgets say what changed through `repaint` instead; while a frame of PanelsScreen holds
-them, it collects the regions and paints them all at once (PanelsScreen._paint_now).
+them, it collects the regions and paints them all at once (screens/direct_paint.py).
 """
 
 from __future__ import annotations
