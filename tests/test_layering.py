@@ -280,7 +280,7 @@ ASSEMBLERS = {
     "CrawlPlan": {
         "crawlscope/cli/crawl_plan.py": "the plan from the options, for every command",
         "tui/startup.py": "LiveCrawl's plan of the demo site, for tests and benchmarks",
-        "tui/screenshots.py": "the README's pictures, made by a tool of their own",
+        "tui/screenshots.py": "the docs' pictures, made by a tool of their own",
         "tui/timing_screenshots.py": "the same tool's timing pictures (a dense page)",
         "engine/cluster/child.py": "a process of --procs: its parent's plan, sent as JSON",
     },
@@ -328,7 +328,8 @@ def test_the_tests_are_laid_out_like_the_code() -> None:
     ]
     folders = {path.parent.name for path in tests.glob("*/test_*.py")}
     assert folders == {
-        "bench", "cli", "cluster", "engine", "hostile", "lecture", "remote", "trace", "tui"
+        "bench", "cli", "cluster", "docs", "engine", "hostile", "lecture", "remote", "trace",
+        "tui",
     }  # fmt: skip
 
 
