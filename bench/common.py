@@ -317,7 +317,7 @@ def fastest_ratio(
     """`value` of mode `over`'s fastest crawl divided by mode `under`'s. Beside the
     median of paired ratios, never instead of it: this machine's cores are slowed now and
     then for a fraction of a second, so one crawl in a round may be hit and the other not
-    (bench/README.md), while the fastest crawl of each mode is likely one that was not."""
+    (docs/measurements.md), while the fastest crawl of each mode is likely one that was not."""
 
     def best(mode: str) -> float:
         return fastest(row[value] for row in rows if row["mode"] == mode)

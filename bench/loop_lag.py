@@ -286,7 +286,7 @@ def _notes(rows: list[dict[str, Any]], page: dict[str, Any]) -> list[str]:
             "why: asyncio runs every callback that is ready before it looks at its timers"
             " again, so when the crawler is CPU-bound a loop pass lasts about (responses in"
             " flight) x (CPU per page): bounded by the per-host limit, or by parsing off the"
-            " loop (bench/README.md)"
+            " loop (docs/measurements.md)"
         )
     held = page["crawl"]["max_lag_ms"]
     verdict = "met" if held <= TARGET_HOLD_MS else "NOT met"

@@ -340,7 +340,7 @@ class _Kept(NamedTuple):
 # A parser and its parse context hold each other, so one made for each page was a cycle
 # only the collector could free: with the target and bs4's soup, 30 objects a page. They
 # made 18 of the 23 young collections of a 5,000-page crawl, whose collections then took
-# 6% to 10% of its time (bench/README.md).
+# 6% to 10% of its time (docs/measurements.md).
 #
 # A parser is only ever fed by the thread that made it (or, once that thread has ended,
 # by the next thread given its ident). lxml points a parser at the string dictionary of

@@ -1,4 +1,4 @@
-"""The README's picture of the cluster view: a real redis-server, the demo site and two
+"""The docs' picture of the cluster view: a real redis-server, the demo site and two
 `crawlscope crawl --redis` processes, each in a process of its own, watched by the app
 as `crawlscope attach redis://... --crawl-id` shows them. Skipped, with a word, on a
 machine with no redis-server."""

@@ -1,6 +1,6 @@
 """Running an app headless to the scene a steer brings it to, and saving its screen.
 
-What `tui --screenshot`, `lecture --screenshot`, the README's scenes (screenshots.py) and
+What `tui --screenshot`, `lecture --screenshot`, the docs' scenes (screenshots.py) and
 the cluster's (cluster_screenshot.py) share: here, so that the scenes import it and not
 each other."""
 

@@ -1,6 +1,6 @@
-"""Screenshots of the TUI, taken headlessly: one on demand, or all of the README's.
+"""Screenshots of the TUI, taken headlessly: one on demand, or every picture of the docs.
 
-    python -m crawlscope.tui.screenshots [DIR]     (default: screenshots/)
+    python -m crawlscope.tui.screenshots [DIR [NAME...]]   (default: screenshots/, every scene)
 
 Each scene runs the real app on the in-process demo site, steers it the way a person
 would (keys pressed through Textual's Pilot), and saves an SVG.
@@ -36,7 +36,7 @@ from .startup import LiveCrawl, Recording
 from .timing_screenshots import TIMING_SCENES
 from .waiting import wait_until
 
-# ---- the README's scenes --------------------------------------------------------------
+# ---- the docs' scenes (docs/hooks/screenshots.py runs them all as the site is built) ---
 
 
 def _config(tasks: int) -> Callable[[Sequence[str]], CrawlConfig]:

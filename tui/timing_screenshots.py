@@ -1,4 +1,4 @@
-"""The README's timing scenes: one worker in full (`enter`) and the warnings (`w`).
+"""The docs' timing scenes: one worker in full (`enter`) and the warnings (`w`).
 
 python -m crawlscope.tui.screenshots screenshots worker-detail.svg warnings.svg
 """

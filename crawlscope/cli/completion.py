@@ -11,7 +11,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     completion = sub.add_parser(
         "completion",
         help="print a shell completion script (bash, zsh or fish)",
-        description="Print the completion script for SHELL; the README says where it goes.",
+        description="Print the completion script for SHELL; docs/crawling.md says where it goes.",
     )
     completion.add_argument("shell", choices=("bash", "zsh", "fish"), metavar="SHELL")
 
