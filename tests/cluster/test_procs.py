@@ -28,6 +28,7 @@ from redis_support import (
 )
 from test_cluster import DEMO_SITE, reference
 
+from crawlscope.engine.cluster.embedded import PREFIX
 from helpers import CLI
 
 __all__ = ["DEMO_SITE", "redis_server", "reference"]  # fixtures (and site's options)
@@ -75,6 +76,13 @@ def crawling_children(pid: int) -> list[int]:
 
 def redis_child(pid: int) -> int | None:
     return next((c for c in children_of(pid) if "redis-server" in " ".join(cmdline(c))), None)
+
+
+def server_folder(server: int) -> Path:
+    """The crawl's own folder, the redis-server's `dir`. Redis moves into it as it reads its
+    config, after it has started: until then its cwd is the parent's, so wait for the move."""
+    wait_until(lambda: Path(os.readlink(f"/proc/{server}/cwd")).name.startswith(PREFIX))
+    return Path(os.readlink(f"/proc/{server}/cwd"))
 
 
 def accounting_line(report: str) -> str:
@@ -157,7 +165,7 @@ def test_ctrl_c_stops_every_process_and_leaves_nothing(site: str, tmp_path: Path
     children = crawling_children(proc.pid)
     server = redis_child(proc.pid)
     assert server is not None
-    folder = Path(os.readlink(f"/proc/{server}/cwd"))  # its `dir`: the crawl's own folder
+    folder = server_folder(server)
     conf = folder / "redis.conf"
     assert (folder / "redis.sock").exists()
     assert folder.stat().st_mode & 0o777 == 0o700
@@ -196,7 +204,7 @@ def test_tui_procs_draws_the_cluster_view_and_cleans_up(tmp_path: Path) -> None:
     wait_until(lambda: redis_child(proc.pid) is not None)
     server = redis_child(proc.pid)
     assert server is not None
-    folder = Path(os.readlink(f"/proc/{server}/cwd"))
+    folder = server_folder(server)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     text = svg_text(shot)

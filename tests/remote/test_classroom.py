@@ -99,8 +99,14 @@ async def test_the_lecture_served_has_the_workers_asked_for() -> None:
     # Five: every stage's slots, where the lecture's own default is three.
     with serving("--lecture", "--max-tasks", "5") as served:
         async with client_session() as client, watching(client, served.class_page) as student:
-            await wait_until(lambda: student.shows("step 0 "), "the lecture", timeout=TIMEOUT)
-            assert student.shows("slot 4 ") and not student.shows("slot 5 ")
+            # A screen reaches a browser in pieces (what was drawn in 20 ms, each a frame):
+            # wait for its rows down to the footer, which Textual writes last.
+            await wait_until(
+                lambda: all(student.shows(s) for s in ("step 0 ", "slot 4 ", "Quit")),
+                "the lecture's first screen, whole", timeout=TIMEOUT,
+                describe=lambda: "\n".join(student.screen.display),
+            )  # fmt: skip
+            assert not student.shows("slot 5 ")
 
 
 async def test_the_class_sees_the_crawl_start_when_the_lecturer_presses_p() -> None:
