@@ -1,4 +1,13 @@
-"""Shared fixtures: real servers on 127.0.0.1, crawled over real sockets."""
+"""Shared fixtures: real servers on 127.0.0.1, crawled over real sockets.
+
+The fast tier, for a contributor's inner loop: `python -m pytest -m "not slow"` runs every
+test not marked `slow`, in under 2 minutes on 2 cores; `python -m pytest -q` (the README's
+command, and CI's) runs them all. A test is slow by its folder when the whole folder drives
+something heavy by nature (SLOW_FOLDERS below: the TUI through Pilot, Redis, Chromium,
+the hostile sites' timeouts, the lecture's stages, the benchmarks), or by its own
+`@pytest.mark.slow` (or its module's `pytestmark`) when it takes over about half a second
+in a folder of fast tests. tests/test_fast_tier.py keeps the split honest.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +33,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "ci_may_skip(why): CI may skip this test, for the reason given"
     )
+
+
+# Folders whose every test is slow by nature (see the module's docstring), and why.
+SLOW_FOLDERS = {
+    "bench": "runs the benchmarks' quick modes, each in processes of its own",
+    "cluster": "a real redis-server, and crawls over several processes",
+    "hostile": "the hostile sites' slow, silent and huge cases run to their timeouts",
+    "lecture": "the chapter's stages stepped through Pilot",
+    "remote": "monitors, viewers and a class in Chromium, over sockets",
+    "tui": "the TUI driven through Pilot, and its snapshots",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.parent.name
+        if folder in SLOW_FOLDERS and item.path.parent.parent.name == "tests":
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(hookwrapper=True)

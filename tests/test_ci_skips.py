@@ -65,6 +65,7 @@ def run_sample(tmp_path: Path, ci: str | None, sample: str = SAMPLE) -> str:
 
 
 @pytest.mark.parametrize("ci", ["true", "1"])
+@pytest.mark.slow
 def test_on_ci_a_skip_fails_unless_the_test_says_why(tmp_path: Path, ci: str) -> None:
     out = run_sample(tmp_path, ci)
     # A skip in a fixture fails the test's setup: pytest counts that as an error.
@@ -77,11 +78,13 @@ def test_on_ci_a_skip_fails_unless_the_test_says_why(tmp_path: Path, ci: str) ->
 
 
 @pytest.mark.parametrize("ci", [None, "false", ""])
+@pytest.mark.slow
 def test_off_ci_a_skip_is_a_skip(tmp_path: Path, ci: str | None) -> None:
     out = run_sample(tmp_path, ci)
     assert "1 passed, 3 skipped, 1 xfailed" in out, out
 
 
+@pytest.mark.slow
 def test_on_ci_a_module_skipped_while_collected_fails_the_run(tmp_path: Path) -> None:
     out = run_sample(tmp_path, "true", MODULE_SKIP)
     assert "1 error in" in out and "skipped in" not in out, out
@@ -90,6 +93,7 @@ def test_on_ci_a_module_skipped_while_collected_fails_the_run(tmp_path: Path) ->
     assert "exit code 0" not in out, out
 
 
+@pytest.mark.slow
 def test_off_ci_a_module_skipped_while_collected_is_a_skip(tmp_path: Path) -> None:
     out = run_sample(tmp_path, None, MODULE_SKIP)
     assert "1 skipped in" in out and "error" not in out, out  # exit code 5: nothing ran

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import crawlscope.engine
 import crawlscope.tui
 
@@ -44,6 +46,7 @@ def ui_after_importing(modules: list[str]) -> list[str]:
     return result.stdout.split()
 
 
+@pytest.mark.slow
 def test_importing_the_whole_engine_imports_no_ui() -> None:
     assert ui_after_importing(engine_modules()) == []
 
@@ -299,6 +302,7 @@ def calls_to(path: Path, names: set[str]) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_only_the_plan_and_the_command_line_assemble_a_crawl() -> None:
     sources = sorted(
         path
@@ -323,6 +327,7 @@ def test_the_tests_are_laid_out_like_the_code() -> None:
     tests = Path(__file__).parent
     assert sorted(path.name for path in tests.glob("test_*.py")) == [
         "test_ci_skips.py",
+        "test_fast_tier.py",
         "test_import_cycles.py",
         "test_layering.py",
     ]

@@ -25,6 +25,7 @@ def demo_site() -> Iterator[str]:
         yield url
 
 
+@pytest.mark.slow
 def test_headless_crawl_of_the_standalone_demo_site(demo_site: str, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     result = run_cli("crawl", demo_site, "--output", str(out), "--max-tasks", "20")
@@ -95,6 +96,7 @@ def test_demo_site_refuses_a_port_in_use(demo_site: str) -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
 
 
+@pytest.mark.slow
 async def test_a_headless_crawl_settles_the_collector_and_gives_it_back(
     demo: DemoServer,
 ) -> None:

@@ -51,6 +51,7 @@ def report_count(report: str, word: str) -> int:
 # ---- feeds ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_each_output_takes_the_format_its_extension_names(demo_site: str, tmp_path: Path) -> None:
     jsonl, table, array = tmp_path / "out.jsonl", tmp_path / "out.csv", tmp_path / "out.json"
     result = run_cli("crawl", demo_site, "-o", str(jsonl), "-o", str(table), "-o", str(array))
@@ -96,6 +97,7 @@ def test_formats_by_name() -> None:
     assert feed_format("a.json", "csv") == "csv"
 
 
+@pytest.mark.slow
 def test_the_json_array_is_whole_after_ctrl_c(slow_site: str, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     crawl = subprocess.Popen(
@@ -242,6 +244,7 @@ def test_a_report_file_that_cannot_be_written_fails_before_the_crawl(
     assert out == ""  # no crawl ran
 
 
+@pytest.mark.slow
 def test_after_the_tui_only_the_totals_are_printed_and_the_report_goes_to_its_file(
     tmp_path: Path,
 ) -> None:

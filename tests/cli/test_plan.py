@@ -179,6 +179,7 @@ def replayable(path: Path) -> ReplayedCrawl:
 
 
 @pytest.mark.parametrize("command", ["crawl", "tui", "serve"])
+@pytest.mark.slow
 async def test_record_state_and_monitor_mean_the_same_in_every_command(
     command: str, tmp_path: Path, unused_tcp_port: int
 ) -> None:
@@ -217,6 +218,7 @@ async def test_record_state_and_monitor_mean_the_same_in_every_command(
     assert books.done + books.failed == len(fetched)
 
 
+@pytest.mark.slow
 async def test_serve_says_why_its_crawl_stopped_when_its_recording_cannot_be_written(
     tmp_path: Path,
 ) -> None:
@@ -240,6 +242,7 @@ async def test_serve_says_why_its_crawl_stopped_when_its_recording_cannot_be_wri
     assert any("/dev/full" in line for line in serve.err), serve.err
 
 
+@pytest.mark.slow
 async def test_a_headless_crawl_starts_paused_and_a_viewer_resumes_it(tmp_path: Path) -> None:
     out = tmp_path / "records.jsonl"
     async with (
@@ -262,6 +265,7 @@ async def test_a_headless_crawl_starts_paused_and_a_viewer_resumes_it(tmp_path: 
     assert len(out.read_text().splitlines()) >= SMALL.pages
 
 
+@pytest.mark.slow
 def test_plain_crawlscope_without_a_terminal_takes_the_plans_options(tmp_path: Path) -> None:
     recording = tmp_path / "demo.jsonl"
     done = run_cli("--pages", "20", "--record", str(recording))
@@ -269,6 +273,7 @@ def test_plain_crawlscope_without_a_terminal_takes_the_plans_options(tmp_path: P
     assert replayable(recording).phase is Phase.FINISHED
 
 
+@pytest.mark.slow
 def test_the_tui_joins_a_cluster_crawl(redis_server: RedisServer, tmp_path: Path) -> None:
     shot = tmp_path / "shot.svg"
     with demo_site_process("--pages", "30") as url:
@@ -281,6 +286,7 @@ def test_the_tui_joins_a_cluster_crawl(redis_server: RedisServer, tmp_path: Path
     assert found.exists and found.seen > 1
 
 
+@pytest.mark.slow
 async def test_serve_joins_a_cluster_crawl_and_serves_the_whole_of_it(
     redis_server: RedisServer,
 ) -> None:
@@ -347,6 +353,7 @@ REDIS = "redis://127.0.0.1:9/0"
          "cannot write the report: [Errno 2] No such file or directory: '/nonexistent/r.txt'"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_an_option_a_command_cannot_take_is_refused_in_the_same_line(
     commands: list[list[str]], options: list[str], line: str, tmp_path: Path
 ) -> None:

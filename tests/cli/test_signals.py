@@ -59,6 +59,7 @@ def start_crawl(*args: str) -> subprocess.Popen[str]:
     ("signum", "status", "word"),
     [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
 )
+@pytest.mark.slow
 def test_a_signal_stops_the_crawl_with_its_records_and_its_report(
     slow_site: str, tmp_path: Path, signum: int, status: int, word: str
 ) -> None:
@@ -119,6 +120,7 @@ async def test_records_reach_the_file_as_the_crawl_goes_and_sigkill_keeps_them(
     assert {root, root + "a"} <= urls
 
 
+@pytest.mark.slow
 def test_a_second_ctrl_c_quits_at_once_when_the_stop_is_stuck(
     slow_site: str, tmp_path: Path
 ) -> None:
@@ -153,6 +155,7 @@ def test_a_second_ctrl_c_quits_at_once_when_the_stop_is_stuck(
         os.close(reader)
 
 
+@pytest.mark.slow
 async def test_a_crawl_quit_before_its_end_is_summed_up_as_stopped(slow_demo: DemoServer) -> None:
     """What the TUI and the lecture print as their screen closes (summarise): "Stopped"
     for a crawl quit with URLs left, "Finished" for one that ran to its end."""

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from crawlscope.cli import NO_TERMINAL
 
 CLI = [sys.executable, "-m", "crawlscope"]
@@ -19,6 +21,7 @@ def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_screenshot_runs_headless_and_writes_an_svg(tmp_path: Path) -> None:
     shot = tmp_path / "shots" / "overview.svg"
     result = run(

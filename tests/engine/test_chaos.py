@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
+
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
@@ -37,6 +39,7 @@ async def chaos(crawler: Crawler, rng: random.Random, operations: int) -> int:
     return done
 
 
+@pytest.mark.slow
 async def test_random_controls_lose_no_url() -> None:
     config = DemoConfig(pages=300, latency=0.02, jitter=0.02, seed=7)
     async with DemoServer(config) as server:

@@ -150,6 +150,7 @@ def test_media_type_keeps_what_it_cannot_parse() -> None:
 # ---- the hostile site ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_hostile_site_serves_the_connection_cases() -> None:
     for path in (KEEPALIVE_INDEX, TYPE_FOO):
         assert path in HOSTILE_CASES

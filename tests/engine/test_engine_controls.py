@@ -26,6 +26,7 @@ def busy(crawler: Crawler) -> list[int]:
     return [w.id for w in crawler.workers.values() if w.state in BUSY]
 
 
+@pytest.mark.slow
 async def test_cancelling_a_worker_mid_fetch_loses_nothing(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=4)
     await until(lambda: len(crawler.ledger.done) >= 3 and bool(busy(crawler)))
@@ -44,6 +45,7 @@ async def test_cancelling_a_worker_mid_fetch_loses_nothing(slow_demo: DemoServer
     assert_accounted(crawler)
 
 
+@pytest.mark.slow
 async def test_pause_all_stops_new_fetches_and_resume_all_goes_on(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=5)
     await until(lambda: len(crawler.ledger.done) >= 5)
@@ -63,6 +65,7 @@ async def test_pause_all_stops_new_fetches_and_resume_all_goes_on(slow_demo: Dem
     assert outcomes(crawler) == expected(slow_demo.config)
 
 
+@pytest.mark.slow
 async def test_pausing_one_worker_leaves_the_others_running(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=3)
     assert not crawler.pause(0)  # no workers before the crawl starts
@@ -79,6 +82,7 @@ async def test_pausing_one_worker_leaves_the_others_running(slow_demo: DemoServe
     assert outcomes(crawler) == expected(slow_demo.config)
 
 
+@pytest.mark.slow
 async def test_add_and_remove_workers(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=2)
     await until(lambda: len(crawler.ledger.done) >= 2)
@@ -114,6 +118,7 @@ async def test_stop_ends_the_crawl_and_still_gives_a_report(slow_demo: DemoServe
     assert "(all accounted for)" in out.getvalue()
 
 
+@pytest.mark.slow
 async def test_accounting_holds_at_every_sampled_moment(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=6)
     samples = 0
@@ -127,6 +132,7 @@ async def test_accounting_holds_at_every_sampled_moment(slow_demo: DemoServer) -
     assert_accounted(crawler)
 
 
+@pytest.mark.slow
 async def test_snapshot_shows_each_worker(slow_demo: DemoServer) -> None:
     crawler, crawl = start(slow_demo, max_tasks=4)
     await until(lambda: bool(busy(crawler)))
@@ -209,6 +215,7 @@ def kept_views(crawler: Crawler) -> list[tuple[object, ...]]:
     return views
 
 
+@pytest.mark.slow
 async def test_a_snapshot_keeps_no_stale_view_through_every_control(
     slow_demo: DemoServer,
 ) -> None:

@@ -27,6 +27,7 @@ def demo_site() -> Iterator[str]:
 
 
 @pytest.mark.parametrize("engine", ["asyncio", "callbacks"])
+@pytest.mark.slow
 def test_a_url_robots_txt_refuses_is_in_the_report_and_the_json_lines(
     demo_site: str, engine: str, tmp_path: Path
 ) -> None:

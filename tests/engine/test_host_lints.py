@@ -7,6 +7,7 @@ import io
 import socket
 from collections.abc import Awaitable, Callable
 
+import pytest
 from aiohttp import web
 
 from crawlscope.engine.config import CrawlConfig
@@ -111,6 +112,7 @@ async def test_a_storm_ends_with_an_answer(serve: Serve) -> None:
     assert lints_of(crawler.snapshot()) == []
 
 
+@pytest.mark.slow
 async def test_the_crawls_own_warnings_name_the_host_that_binds_it(serve: Serve) -> None:
     # Raised by the crawl itself (its loop health's checks), so it is in the snapshot,
     # the report, a recording and a monitor's frames, and told once while it holds.

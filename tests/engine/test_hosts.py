@@ -51,6 +51,7 @@ def test_latency_buckets_are_powers_of_two_milliseconds() -> None:
     assert bucket_bounds(5) == (0.016, 0.032)
 
 
+@pytest.mark.slow
 async def test_latency_p50_and_p99_fall_in_the_right_buckets(serve: Serve) -> None:
     root = await serve(latency_site())
     # Few workers, so the server answers on time; robots.txt is a 404 (missing).
@@ -109,6 +110,7 @@ async def test_blocking_a_host_stops_its_requests_and_loses_nothing(serve: Serve
     assert (row.queued, row.done, row.blocked) == (0, 31, False)
 
 
+@pytest.mark.slow
 async def test_a_host_limit_and_delay_set_live_are_obeyed(serve: Serve) -> None:
     hits: list[str] = []
     arrivals: list[float] = []
@@ -144,6 +146,7 @@ async def test_a_host_limit_and_delay_set_live_are_obeyed(serve: Serve) -> None:
     assert_accounted(crawler)
 
 
+@pytest.mark.slow
 async def test_a_hosts_latency_leaves_out_its_delay(serve: Serve) -> None:
     """Latency is the server's time from the request on: a host whose delay holds each
     request 0.3 s still answers in its 10 ms (the gate's wait is the crawl's, not its)."""
@@ -195,6 +198,7 @@ async def test_pages_are_counted_by_depth(serve: Serve) -> None:
     assert crawler.snapshot().depths == (1, 5)  # the root, and the pages it links to
 
 
+@pytest.mark.slow
 async def test_a_limit_raised_live_lets_the_waiting_workers_in(serve: Serve) -> None:
     hits: list[str] = []
     root = await serve(counted_site("p", 40, hits, latency=0.1))

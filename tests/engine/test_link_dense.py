@@ -137,6 +137,7 @@ async def hostile_site() -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+@pytest.mark.slow
 async def test_a_crawl_of_the_dense_page_holds_the_page_not_its_tags() -> None:
     async with hostile_site() as base:
         url = base + SAME
@@ -155,6 +156,7 @@ async def test_a_crawl_of_the_dense_page_holds_the_page_not_its_tags() -> None:
     assert peak < 3 * size, f"{peak:,} bytes at the peak for a {size:,}-byte page"
 
 
+@pytest.mark.slow
 async def test_the_dense_pages_give_their_links_over_real_sockets() -> None:
     async with hostile_site() as base:
         roots = (base + SAME, base + MANY)

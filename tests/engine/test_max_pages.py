@@ -106,6 +106,7 @@ async def test_each_redirect_hop_is_a_page_fetched(serve: Serve) -> None:
     assert_accounted(crawler)
 
 
+@pytest.mark.slow
 def test_the_cli_fetches_max_pages_pages_and_says_what_that_means(tmp_path: Path) -> None:
     with demo_site_process() as root:
         for pages in (1, 20, 50):
@@ -139,6 +140,7 @@ async def test_a_resumed_crawl_counts_the_pages_earlier_runs_fetched(tmp_path: P
     assert second.accounting().balanced
 
 
+@pytest.mark.slow
 def test_a_crawl_left_by_max_pages_goes_on_when_run_again_with_more(tmp_path: Path) -> None:
     state = str(tmp_path / "crawl.db")
     with demo_site_process() as root:

@@ -153,6 +153,7 @@ def test_a_failure_found_by_the_timed_flush_is_told_by_close() -> None:
 
 
 @pytest.mark.parametrize("option", ["--output", "--record"])
+@pytest.mark.slow
 def test_a_full_disk_stops_the_crawl_with_one_line_and_the_report(
     demo_site: str, option: str
 ) -> None:
@@ -178,6 +179,7 @@ def crawl_with_a_closed(stream: str, *args: str) -> tuple[int, bytes]:
     return proc.wait(NO_HANG), written
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_ends_quietly_with_sigpipes_status(demo_site: str) -> None:
     assert crawl_with_a_closed("stdout", demo_site) == (141, b"")  # b"": nothing on stderr
 

@@ -342,6 +342,7 @@ def assert_spaced_by_the_cap(starts: list[float]) -> None:
     assert min(gaps) >= CAP - ARRIVAL_SLACK, f"requests {min(gaps):.3f} s apart"
 
 
+@pytest.mark.slow
 async def test_a_capped_crawl_delay_spaces_the_requests_the_server_sees(serve: Serve) -> None:
     starts: list[float] = []
     root = await serve(stamped_site(starts))
@@ -354,6 +355,7 @@ async def test_a_capped_crawl_delay_spaces_the_requests_the_server_sees(serve: S
     assert_spaced_by_the_cap(starts)
 
 
+@pytest.mark.slow
 async def test_max_crawl_delay_on_the_command_line_spaces_the_requests(serve: Serve) -> None:
     starts: list[float] = []
     root = await serve(stamped_site(starts))

@@ -200,6 +200,7 @@ async def hostile_site() -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+@pytest.mark.slow
 async def test_the_report_of_the_comb_lists_each_hop_once() -> None:
     async with hostile_site() as base:
         crawler = Crawler(CrawlConfig(roots=(base + COMB,), max_tasks=10, per_host=0))
@@ -221,6 +222,7 @@ async def test_the_report_of_the_comb_lists_each_hop_once() -> None:
     assert {c.end for c in chains} == {ChainEnd.FETCHED, ChainEnd.MEETS}
 
 
+@pytest.mark.slow
 async def test_a_replay_keeps_its_chains_right_back_and_forth(tmp_path: Path) -> None:
     path = tmp_path / "comb.rec"
     async with hostile_site() as base:
@@ -239,6 +241,7 @@ async def test_a_replay_keeps_its_chains_right_back_and_forth(tmp_path: Path) ->
     assert replay.chains() == crawler.ledger.chains()
 
 
+@pytest.mark.slow
 async def test_the_tui_crawls_the_comb_to_the_end_and_draws_what_it_can_show() -> None:
     async with hostile_site() as base:
         redraws = 0
@@ -274,6 +277,7 @@ async def test_the_tui_crawls_the_comb_to_the_end_and_draws_what_it_can_show() -
                 assert app.is_running
 
 
+@pytest.mark.slow
 async def test_the_tree_shows_an_end_that_comes_after_the_last_hop(serve: Serve) -> None:
     # /a -> /b is the crawl's last hop, and /b answers only once the tree has drawn the
     # chain as pending: the tree must still catch up with its end.
@@ -310,6 +314,7 @@ async def test_the_tree_shows_an_end_that_comes_after_the_last_hop(serve: Serve)
         answer.set()
 
 
+@pytest.mark.slow
 async def test_a_viewer_of_the_comb_gets_the_chains_the_panel_draws() -> None:
     # The limits are said once (engine/redirects.py): what a monitor sends its viewers is
     # what the redirect panel of the crawl's own screen shows, chain for chain.

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.observe.workers import WorkerState
 from helpers import demo_site_process
 
 
+@pytest.mark.slow
 async def test_a_view_is_built_again_only_when_its_worker_moved() -> None:
     with demo_site_process("--pages", "40", "--latency", "0.4") as url:
         crawler = Crawler(CrawlConfig(roots=(url,), max_tasks=3, per_host=0))

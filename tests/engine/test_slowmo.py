@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+import pytest
 from aiohttp import web
 from host_sites import counted_site, host_row
 from timing_support import Serve
@@ -17,6 +18,7 @@ from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from helpers import until
 
 
+@pytest.mark.slow
 async def test_a_slowed_crawl_of_the_demo_site_shows_a_real_await_while_it_lingers() -> None:
     """The lecture's stage 3 setting (3 workers, 0.25 s): over the whole crawl, nearly every
     lingering row names the await it is held in, never "not suspended" or its own sleep."""
@@ -40,6 +42,7 @@ async def test_a_slowed_crawl_of_the_demo_site_shows_a_real_await_while_it_linge
     assert not own_sleep, own_sleep[:5]
 
 
+@pytest.mark.slow
 async def test_lingering_is_left_out_of_fetch_times_host_latency_and_time_in_state(
     serve: Serve,
 ) -> None:

@@ -8,6 +8,8 @@ import gc
 import time
 import tracemalloc
 
+import pytest
+
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.observe.introspect import suspension_point
@@ -140,6 +142,7 @@ async def test_a_long_step_is_told_with_the_frame_it_gave_the_loop_back_at() -> 
     assert heard[0][1] == "parse_then_wait"
 
 
+@pytest.mark.slow
 async def test_garbage_collection_inside_a_step_does_not_make_it_long() -> None:
     heard: list[int] = []
     timing = WorkerTiming()
@@ -174,6 +177,7 @@ def test_quantiles_read_from_buckets_are_upper_edges_capped_at_the_maximum() -> 
     assert h.counts[BUCKETS - 1] == 1
 
 
+@pytest.mark.slow
 def test_a_workers_figures_stay_within_2_kb_however_long_it_runs() -> None:
     tracemalloc.start()
     try:

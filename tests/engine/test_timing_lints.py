@@ -10,6 +10,7 @@ import os
 import sys
 import time
 
+import pytest
 from aiohttp import web
 from timing_support import DENSE_LINKS, Handler, Serve, dense_site, page
 
@@ -45,6 +46,7 @@ def of_kind(snap: Snapshot, kind: LintKind) -> list[Lint]:
     return [lint for lint in snap.warnings if lint.kind is kind]
 
 
+@pytest.mark.slow
 async def test_a_link_dense_page_raises_loop_blocked_naming_worker_and_url(
     serve: Serve,
 ) -> None:
@@ -81,6 +83,7 @@ async def test_a_small_demo_site_crawl_raises_no_warning() -> None:
     assert snap.warnings == () and snap.warning_count == 0
 
 
+@pytest.mark.slow
 async def test_a_worker_far_past_its_states_usual_time_raises_stuck(serve: Serve) -> None:
     release = asyncio.Event()
 
@@ -159,6 +162,7 @@ def steady(body: bytes, seconds: float) -> Handler:
     return handler
 
 
+@pytest.mark.slow
 async def test_a_fetch_slower_than_usual_but_not_ten_times_is_not_stuck(serve: Serve) -> None:
     # Each page takes 0.3 s; /slow is held until a check saw it 0.9 s in: three times the
     # usual, past `stuck_min`, but short of the tenfold that makes a worker stuck.
@@ -168,6 +172,7 @@ async def test_a_fetch_slower_than_usual_but_not_ten_times_is_not_stuck(serve: S
     assert of_kind(crawler.snapshot(), LintKind.STUCK) == []
 
 
+@pytest.mark.slow
 async def test_workers_waiting_out_a_host_delay_are_not_stuck(serve: Serve) -> None:
     # The second and third pages wait 1.5 s and 3 s at the host's gate, past `stuck_min`:
     # a wait the config asked for, which the host lints watch, not a stuck worker.
@@ -191,6 +196,7 @@ async def test_workers_waiting_out_a_host_delay_are_not_stuck(serve: Serve) -> N
     assert of_kind(crawler.snapshot(), LintKind.STUCK) == []
 
 
+@pytest.mark.slow
 async def test_a_still_counter_while_a_worker_fetches_is_no_stall(serve: Serve) -> None:
     # One worker fetches /slow for two checks while the other waits on the queue: the
     # counter is still, but join() is not stalled.
@@ -199,6 +205,7 @@ async def test_a_still_counter_while_a_worker_fetches_is_no_stall(serve: Serve) 
     assert of_kind(crawler.snapshot(), LintKind.JOIN_STALLED) == []
 
 
+@pytest.mark.slow
 async def test_the_counter_still_while_every_worker_waits_raises_join_stalled(serve: Serve) -> None:
     routes = {"/": page(b'<a href="/a">a</a>'), "/a": page(b"a")}
     base = (await serve(routes)).rstrip("/")
@@ -236,6 +243,7 @@ async def test_the_snapshot_reads_loop_lag_over_the_last_minute() -> None:
     assert 0 <= snap.loop_lag_p50 <= snap.loop_lag_p99
 
 
+@pytest.mark.slow
 async def test_the_crawl_commands_report_has_a_warnings_section(serve: Serve) -> None:
     base = (await serve(dense_site())).rstrip("/")
     proc = await asyncio.create_subprocess_exec(

@@ -74,6 +74,7 @@ KINDS: dict[str, Callable[[Path], tuple[str, str]]] = {
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("command", ["replay", "serve"])
+@pytest.mark.slow
 def test_a_recording_that_is_no_regular_file_or_too_big_is_refused_unread(
     tmp_path: Path, kind: str, command: str
 ) -> None:
@@ -99,6 +100,7 @@ def test_a_config_file_over_its_cap_or_not_utf8_is_one_line(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+@pytest.mark.slow
 def test_a_secret_file_that_is_no_regular_file_is_refused_unread(tmp_path: Path, kind: str) -> None:
     path, says = KINDS[kind](tmp_path)
     one_line(run_limited("attach", "ws://127.0.0.1:9/crawl", "--secret-file", path), says)

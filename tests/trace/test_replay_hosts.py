@@ -36,6 +36,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 async def test_a_replay_shows_the_host_rows_of_the_moment_it_is_at(
     serve: Serve, tmp_path: Path
 ) -> None:

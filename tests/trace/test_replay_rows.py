@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
@@ -15,6 +17,7 @@ from crawlscope.engine.trace.replay import CHECKPOINT_EVERY, ReplayedCrawl, load
 WORKERS = 300
 
 
+@pytest.mark.slow
 async def test_a_replay_builds_the_rows_asked_for_and_counts_every_worker(
     tmp_path: Path,
 ) -> None:

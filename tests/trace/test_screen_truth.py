@@ -105,6 +105,7 @@ async def test_slow_motion_shows_the_await_it_lingers_after_never_its_own_sleep(
 # ---- a replay shows exactly the moment it is at ---------------------------------------
 
 
+@pytest.mark.slow
 async def test_seeking_back_removes_the_rows_of_workers_not_started_yet(recording: Path) -> None:
     app, replay = replay_app(recording)
     async with app.run_test(size=(120, 40)) as pilot:

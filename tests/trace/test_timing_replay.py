@@ -39,6 +39,7 @@ def events_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()[1:]]
 
 
+@pytest.mark.slow
 async def test_a_replay_shows_the_same_warnings_at_the_same_moments(
     serve: Serve, tmp_path: Path
 ) -> None:
@@ -64,6 +65,7 @@ async def test_a_replay_shows_the_same_warnings_at_the_same_moments(
         assert after.warnings[-1].text == event["lint"]["text"]
 
 
+@pytest.mark.slow
 async def test_a_replay_shows_each_workers_timing_as_of_that_moment(
     serve: Serve, tmp_path: Path
 ) -> None:

@@ -56,6 +56,7 @@ def replay_app(path: Path, paused: bool = True) -> tuple[CrawlScopeApp, Replayed
     return CrawlScopeApp(Recording(replay, path.name, paused=paused)), replay
 
 
+@pytest.mark.slow
 async def test_a_replay_plays_to_the_end_and_stops_there(recording: Path) -> None:
     app, replay = replay_app(recording, paused=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -70,6 +71,7 @@ async def test_a_replay_plays_to_the_end_and_stops_there(recording: Path) -> Non
         assert f"event {len(replay.events)}/{len(replay.events)}" in text
 
 
+@pytest.mark.slow
 async def test_stepping_moves_exactly_one_event(recording: Path) -> None:
     app, replay = replay_app(recording)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -88,6 +90,7 @@ async def test_stepping_moves_exactly_one_event(recording: Path) -> None:
         assert "event 0/" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_seeking_back_shows_the_earlier_state(recording: Path) -> None:
     app, replay = replay_app(recording)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -183,6 +186,7 @@ async def test_the_tui_records_what_it_shows(tmp_path: Path) -> None:
     # Short ids: the test's id goes into the environment of the process it starts.
     ids=["no worker", "record lacks fields", "NaN", "nested arrays"],
 )
+@pytest.mark.slow
 def test_a_bad_line_is_one_line_naming_it_and_exit_2(
     recording: Path, tmp_path: Path, line: str, message: str
 ) -> None:
@@ -249,6 +253,7 @@ def run_in_a_terminal(*args: str, timeout: float = 60) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("command", ["replay", "tui"])
+@pytest.mark.slow
 def test_a_crash_of_the_tui_exits_non_zero(recording: Path, command: str) -> None:
     args = ["replay", str(recording)] if command == "replay" else ["tui", "--pages", "5"]
     status, screen = run_in_a_terminal(*args)
@@ -316,6 +321,7 @@ OUT_OF_RANGE = {
 
 
 @pytest.mark.parametrize("case", sorted(OUT_OF_RANGE))
+@pytest.mark.slow
 def test_a_number_out_of_its_range_is_one_line_naming_it(
     recording: Path, tmp_path: Path, case: str
 ) -> None:
@@ -329,6 +335,7 @@ def test_a_number_out_of_its_range_is_one_line_naming_it(
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 async def test_every_count_at_the_edge_of_its_range_plays_to_the_end(
     recording: Path, tmp_path: Path
 ) -> None:
