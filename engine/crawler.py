@@ -623,7 +623,9 @@ class Crawler:
         return (self.t1 or time.monotonic()) - self.t0
 
     def accounting(self) -> Accounting:
-        return self._accounting(sum(1 for w in self.workers.values() if w.url is not None))
+        # `_held` moves in _touch with every worker's URL: no walk of the workers, which the
+        # flight recorder would pay at every state change.
+        return self._accounting(self._held)
 
     def _accounting(self, held: int) -> Accounting:
         shared = self.q.accounting()  # a cluster's books: every process's URLs

@@ -31,6 +31,8 @@ from .remote.monitor import Monitor
 from .remote.spot import MonitorSpot
 from .sites.demo import DemoServer
 from .sites.demo_config import DemoConfig
+from .trace.flight import FlightOptions
+from .trace.flight_saver import FlightSaver
 from .trace.recording import Recorder
 
 # A root that stands in while the demo site's own URL is not known yet (its port is the
@@ -73,6 +75,7 @@ class CrawlPlan:
     monitor: MonitorSpot | None = None
     paused: bool = False
     slowmo: float = 0.0
+    flight: FlightOptions = field(default_factory=FlightOptions)
 
     def check(self) -> None:
         """PlanError, in one line, for what can be known wrong before anything opens:
@@ -136,7 +139,7 @@ class CrawlPlan:
             # file's lock, a Redis connection).
             stack.push_async_callback(crawl.close_frontier)
             stack.callback(crawl.close_files)
-            crawl.files.extend(self._files(crawler))
+            crawl.files.extend(self._files(crawl))
             flushes = getattr(crawler.q, "before_send", None)
             if flushes is not None:
                 # Each output's lines on disk before the frontier counts their pages done.
@@ -182,8 +185,11 @@ class CrawlPlan:
                 raise PlanError(str(exc)) from None
         return crawler
 
-    def _files(self, crawler: Crawler) -> list[FeedWriter | Recorder]:
-        """The outputs and the recorder, listening; none left open if one cannot be."""
+    def _files(self, crawl: OpenCrawl) -> list[FeedWriter | Recorder]:
+        """The outputs and the recorder, listening; none left open if one cannot be.
+        The recorder is always there: it keeps the flight (engine/trace/flight.py), and with
+        --record writes the same events to the file too."""
+        crawler = crawl.crawler
         files: list[FeedWriter | Recorder] = []
         try:
             for path in self.outputs:
@@ -191,8 +197,10 @@ class CrawlPlan:
                 files.append(writer)
                 crawler.ledger.record_listeners.append(writer)
                 crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
-            if self.record:
-                files.append(Recorder(crawler, self.record))
+            ring = self.flight.ring()
+            files.append(Recorder(crawler, self.record, ring))
+            crawl.flight = FlightSaver(ring, self.flight)
+            crawler.health.lint_listeners.append(crawl.flight.on_lint)
         except OSError as exc:
             for opened in files:
                 with contextlib.suppress(OutputError):
@@ -219,6 +227,7 @@ class OpenCrawl:
     demo_url: str | None = None  # the demo site's URL, when it is the crawl's root
     monitor: Monitor | None = None
     files: list[FeedWriter | Recorder] = field(default_factory=list)
+    flight: FlightSaver | None = None  # the flight recorder's ring, and its saves
     _running: asyncio.Task[None] | None = field(default=None, init=False)
 
     @property

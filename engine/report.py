@@ -15,10 +15,12 @@ from .ledger import Ledger
 from .links import is_html
 from .observe.snapshot import Accounting, HostView
 from .observe.text import printable
+from .observe.waterfall import host_parts, slowest, waterfalls
 from .observe.workers import Worker, WorkerState
 from .politeness import crawl_delays_of
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd
+from .trace.flight_saver import FlightSaver
 
 
 def url_line(record: FetchRecord, stats: Counter[str]) -> str:
@@ -130,8 +132,9 @@ def unreachable_roots(crawl: Crawl) -> list[tuple[str, str]]:
 
 
 def write_report(
-    crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = None, ended: str | None = None
-) -> None:
+    crawl: Crawl, out: TextIO, chains: Iterable[Chain] | None = None, ended: str | None = None,
+    flight: FlightSaver | None = None,
+) -> None:  # fmt: skip
     books = crawl.ledger
     stats: Counter[str] = Counter()
     print("*** Report ***", file=out)
@@ -159,7 +162,38 @@ def write_report(
             print(f"  {line}", file=out)
     for line in warning_lines(crawl):
         print(line, file=out)
+    if flight is not None:
+        for line in flight_report_lines(flight):
+            print(line, file=out)
     write_totals(crawl, out, stats, ended)
+
+
+SLOWEST = 10
+
+
+def flight_report_lines(flight: FlightSaver) -> list[str]:
+    """The flight recorder's part of the report: the slowest fetches it kept, each with
+    its waterfall; per host, each part's p50 and p99; and the flights saved."""
+    falls = waterfalls(flight.ring)
+    lines: list[str] = []
+    if falls:
+        kept = f"{len(falls)} fetches the flight recorder kept"
+        lines.append(f"Slowest fetches (of the {kept}), where their time went:")
+        for fall in slowest(falls, SLOWEST):
+            parts = "  ".join(f"{name} {_seconds(s)}" for name, s in fall.parts)
+            lines.append(f"  {_seconds(fall.total):>7} {printable(fall.url, 300)}")
+            lines.append(f"          {parts}")
+        lines.append("Time per part of a fetch, per host (p50 / p99):")
+        for host, parts_of in host_parts(falls).items():
+            cells = "  ".join(
+                f"{name} {_seconds(p50)}/{_seconds(p99)}" for name, (p50, p99) in parts_of.items()
+            )
+            lines.append(f"  {printable(host, 200)}: {cells}")
+    for saved in flight.saved:
+        lines.append(f"Flight saved ({saved.why}): {printable(str(saved.path), 500)}")
+    if flight.problem:
+        lines.append(f"Flight not saved: {printable(flight.problem, 500)}")
+    return lines
 
 
 def warning_lines(crawl: Crawl) -> list[str]:

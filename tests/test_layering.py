@@ -80,6 +80,12 @@ CONTRACT = {
     "crawlscope.engine.urls",
     "crawlscope.engine.observe.worker_detail",  # one worker in full (WorkerDetails)
     "crawlscope.engine.observe.workers",
+    # The recorded past (the flight recorder's ring of plain events, and its saves) and
+    # the folds over it that draw time: the timeline and a fetch's waterfall.
+    "crawlscope.engine.trace.flight",
+    "crawlscope.engine.trace.flight_saver",
+    "crawlscope.engine.observe.timeline",
+    "crawlscope.engine.observe.waterfall",
 }
 TUI = Path(crawlscope.tui.__file__).parent
 DRAWING = sorted([*(TUI / "widgets").glob("*.py"), *(TUI / "screens").glob("*.py")])

@@ -153,6 +153,7 @@ class CrawlScopeApp(App[int]):
             if demo is not None:
                 site = "demo site" if self.reproducible else f"demo site {demo}"
             screen.observe_live(observed, controls, site)
+            screen.watch_flight(live.flight)
 
         async def ready() -> None:
             # The screen takes its running shape before the crawl's clock starts.

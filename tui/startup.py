@@ -15,6 +15,7 @@ from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan
 from crawlscope.engine.remote.monitor import Monitor
 from crawlscope.engine.report import unreachable_roots, write_report
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE, DemoConfig
+from crawlscope.engine.trace.flight_saver import FlightSaver
 from crawlscope.engine.trace.replay import ReplayedCrawl
 
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
@@ -45,6 +46,7 @@ class LiveCrawl:
     plan: CrawlPlan | None = None
     crawler: Crawler | None = field(default=None, init=False)
     monitor: Monitor | None = field(default=None, init=False)
+    flight: FlightSaver | None = field(default=None, init=False)
     # (root, why) for each root, when the crawl ended with none of them reached.
     unreachable: list[tuple[str, str]] = field(default_factory=list, init=False)
 
@@ -60,7 +62,7 @@ class LiveCrawl:
             demo=self.demo, paused=self.paused, slowmo=self.slowmo, record=self.record,
         )  # fmt: skip
         async with plan.open() as crawl:
-            self.crawler, self.monitor = crawl.crawler, crawl.monitor
+            self.crawler, self.monitor, self.flight = crawl.crawler, crawl.monitor, crawl.flight
             started(crawl.observed, crawl.controls, crawl.demo_url)
             if ready is not None:
                 await ready()
@@ -74,7 +76,7 @@ class LiveCrawl:
         crawler = self.crawler
         if crawler is None or crawler.t0 is None:
             return False
-        write_report(crawler, out)
+        write_report(crawler, out, flight=self.flight)
         return True
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from crawlscope.engine.report import Crawl
+    from crawlscope.engine.trace.flight_saver import FlightSaver
 
 # The exit status of a process that SIGPIPE ended (128 + 13), as a shell reports it: what
 # Unix tools give when the reader of their output goes away (`| head`).
@@ -68,14 +69,15 @@ def summarise(crawler: Crawl | None, report_file: TextIO | None, out: TextIO) ->
 
 
 def save_report(
-    crawler: Crawl, file: TextIO, summary: TextIO | None, ended: str | None = None
-) -> None:
+    crawler: Crawl, file: TextIO, summary: TextIO | None, ended: str | None = None,
+    flight: FlightSaver | None = None,
+) -> None:  # fmt: skip
     """The whole report into `file` (closed after); to `summary`, the report's totals and
     where the rest went."""
     from crawlscope.engine.report import write_report, write_totals
 
     with file:
-        write_report(crawler, file, ended=ended)
+        write_report(crawler, file, ended=ended, flight=flight)
     if summary is not None:
         write_totals(crawler, summary, ended=ended)
         print(f"The full report is in {file.name}", file=summary)

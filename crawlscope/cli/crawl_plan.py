@@ -18,6 +18,7 @@ from crawlscope.engine.config import ConfigError
 from crawlscope.engine.records import STDOUT
 from crawlscope.engine.remote.limits import MAX_VIEWERS
 from crawlscope.engine.sites.demo_config import DemoConfig
+from crawlscope.engine.trace.flight import FlightOptions
 
 from .attach import REDIS_PASSWORD_ENV, with_password
 from .monitor import add_monitor_option, bind_monitor
@@ -69,6 +70,7 @@ def add_plan_options(parser: argparse.ArgumentParser, demo: DemoConfig | None = 
         help="write the crawl's event trace (every state change) to FILE as JSON Lines, "
         "for `crawlscope replay FILE`; the asyncio engine only",
     )  # fmt: skip
+    _add_flight_options(parser)
     add_monitor_option(parser)
     add_viewer_options(parser)
     start = parser.add_argument_group("how the crawl starts")
@@ -86,6 +88,61 @@ def add_plan_options(parser: argparse.ArgumentParser, demo: DemoConfig | None = 
     if demo is not None:
         group = parser.add_argument_group("the demo site (when no ROOT is given)")
         add_demo_options(group, defaults=demo)
+
+
+def _add_flight_options(parser: argparse.ArgumentParser) -> None:
+    from crawlscope.engine.trace.flight import DEFAULT_KEEP, DEFAULT_MB, DEFAULT_SECONDS
+
+    flight = parser.add_argument_group(
+        "the flight recorder (always on: the recent past, for rewind, the timeline and waterfalls)"
+    )
+    flight.add_argument(
+        "--flight-seconds", type=_flight_seconds, default=DEFAULT_SECONDS, metavar="S",
+        help="keep the last S seconds of the crawl's events in memory (default "
+        "%(default)g, or --flight-mb, whichever is reached first)",
+    )  # fmt: skip
+    flight.add_argument(
+        "--flight-mb", type=_flight_mb, default=DEFAULT_MB, metavar="MB",
+        help="keep at most MB megabytes of events in memory (default %(default)s)",
+    )  # fmt: skip
+    flight.add_argument(
+        "--flight-dir", metavar="DIR",
+        help="where the last minute is saved when a warning fires (loop blocked, a worker "
+        "stuck, a retry storm) or on the TUI's F key, for `crawlscope replay` (default "
+        "$XDG_CACHE_HOME/crawlscope/flights, or ~/.cache/crawlscope/flights)",
+    )  # fmt: skip
+    flight.add_argument(
+        "--flight-keep", type=_flight_keep, default=DEFAULT_KEEP, metavar="N",
+        help="keep the newest N saved flights in that folder, removing older ones "
+        "(default %(default)s)",
+    )  # fmt: skip
+
+
+def _flight_seconds(text: str) -> float:
+    value = seconds(text)
+    if not 1 <= value <= 86_400:
+        raise argparse.ArgumentTypeError(f"{text!r} is not 1 to 86400 seconds")
+    return value
+
+
+def _flight_mb(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MB") from None
+    if not 1 <= value <= 65_536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not 1 to 65536 MB")
+    return value
+
+
+def _flight_keep(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= 10_000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not 0 to 10000 files")
+    return value
 
 
 def _add_frontier_options(parser: argparse.ArgumentParser) -> None:
@@ -223,6 +280,8 @@ def plan_from_args(
                               args.fresh) if args.redis else None,
         outputs=tuple(args.output), feed_format=args.feed_format, record=args.record,
         paused=args.paused, slowmo=args.slowmo,
+        flight=FlightOptions(args.flight_seconds, args.flight_mb, args.flight_dir,
+                             args.flight_keep),
     )  # fmt: skip
     plan.check()
     if args.report:  # written when the crawl ends: a path that cannot be is said now

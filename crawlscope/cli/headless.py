@@ -185,9 +185,14 @@ async def run_headless(
             return EXIT_CLOSED_PIPE
         ended = ended_by(signals.received)
         if report_file is not None:
-            save_report(crawler, report_file, None if quiet else out, ended)
+            save_report(crawler, report_file, None if quiet else out, ended, crawl.flight)
         elif not quiet:
-            write_report(crawler, out, ended=ended)
+            write_report(crawler, out, ended=ended, flight=crawl.flight)
+        if crawl.flight is not None:
+            for saved in crawl.flight.saved:
+                print(f"crawlscope: the last minute before a warning ({saved.why}) is in "
+                      f"{printable(str(saved.path))}: crawlscope replay FILE plays it",
+                      file=err)  # fmt: skip
         return exit_status(crawler, signals.received, err)
 
 

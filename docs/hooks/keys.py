@@ -27,6 +27,12 @@ SCREENS: dict[str, tuple[str, str]] = {
     ),
     "warnings": ("crawlscope.tui.widgets.warnings_screen:WarningsScreen", "The warnings (`w`)"),
     "help": ("crawlscope.tui.widgets.help_screen:HelpScreen", "The help (`?`)"),
+    "timeline": ("crawlscope.tui.widgets.timeline_screen:TimelineScreen", "The timeline (`t`)"),
+    "waterfall": (
+        "crawlscope.tui.widgets.waterfall_screen:WaterfallScreen",
+        "A fetch's waterfall (`enter` on the timeline)",
+    ),
+    "rewind": ("crawlscope.tui.screens.rewind:RewindScreen", "Rewind (`r` on a live crawl)"),
     "chains": ("crawlscope.tui.widgets.redirect_tree:RedirectTree", "The redirect chains panel"),
     "lecture": ("crawlscope.tui.lecture.app:LectureApp", "Anywhere in the lecture"),
     "stage": ("crawlscope.tui.lecture.stage_screen:StageScreen", "Stages 1 and 2, live"),

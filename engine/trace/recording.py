@@ -1,7 +1,10 @@
-"""Record a crawl as it happens: one JSON line per state change, per fetch, per phase.
+"""Record a crawl as it happens: one event per state change, per fetch, per phase.
 
-A recording holds everything the screen shows, so a crawl can be replayed later with no
-server at all (engine/replay.py). Times are seconds since the crawl started.
+The one writer of the crawl's event stream. Its events go to the flight recorder's ring
+(flight.py: the recent past, always kept in memory) and, with `--record`, to a file as one
+JSON line each: one format, so a recording, a saved flight and a rewind are the same
+thing. A recording holds everything the screen shows, so a crawl can be replayed later
+with no server at all (replay.py). Times are seconds since the crawl started.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ..lints.lint import Lint
 from ..observe.snapshot import HOST_ROWS, HostView
 from ..observe.workers import Worker
 from ..records import FetchRecord, LineFile
+from .flight import FlightRing
 
 FORMAT_VERSION = 1
 # Seconds of the crawl between two "hosts" lines at most: the rows move with every
@@ -45,20 +49,30 @@ class Lines(Protocol):
 class Recorder:
     """Attach to a crawler before crawl(); `close()` after it, which writes the end line.
 
-    Lines reach the file within LineFile's FLUSH_AFTER, whole. A write that fails raises
-    OutputError from the listener, once (the crawler's listeners turn that into a fault
-    that stops the crawl); the lines after it are dropped.
+    Events go to `ring` (if given) and to the file at `path` (if given). Lines reach the
+    file within LineFile's FLUSH_AFTER, whole. A write that fails raises OutputError from
+    the listener, once (the crawler's listeners turn that into a fault that stops the
+    crawl); the lines after it are dropped.
     """
 
-    def __init__(self, crawler: Crawler, path: str | Path | Lines) -> None:
+    def __init__(
+        self, crawler: Crawler, path: str | Path | Lines | None = None,
+        ring: FlightRing | None = None,
+    ) -> None:  # fmt: skip
         self.crawler = crawler
-        self._file = LineFile(path) if isinstance(path, str | Path) else path
+        self.ring = ring
+        self._file: Lines | None = LineFile(path) if isinstance(path, str | Path) else path
+        self._closed = False
         self._t0: float | None = None
         self._last_phase = ""
         self._hosts_at = -HOSTS_EVERY  # when the last "hosts" line was written
         self._hosts: tuple[HostView, ...] = ()  # the rows it held (none, at first)
-        self._write({"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),
-                     "config": config_to_plain(crawler.config)})  # fmt: skip
+        start = {"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),
+                 "config": config_to_plain(crawler.config)}  # fmt: skip
+        if ring is not None:
+            ring.start = start
+        if self._file is not None:
+            self._file.write_line(json.dumps(start, ensure_ascii=True))
         crawler.state_listeners.append(self.on_state)
         crawler.ledger.record_listeners.append(self.on_record)
         crawler.health.lint_listeners.append(self.on_lint)
@@ -92,11 +106,14 @@ class Recorder:
 
     @property
     def path(self) -> str:
-        return self._file.path
+        return self._file.path if self._file is not None else ""
 
     def _write(self, event: dict[str, Any]) -> None:
-        # ensure_ascii: a hostile URL cannot break the line or the terminal that cats it.
-        self._file.write_line(json.dumps(event, ensure_ascii=True))
+        if self.ring is not None:
+            self.ring.add(event)
+        if self._file is not None:
+            # ensure_ascii: a hostile URL cannot break the line or the terminal that cats it.
+            self._file.write_line(json.dumps(event, ensure_ascii=True))
 
     def on_state(self, w: Worker | None) -> None:
         if w is None:
@@ -152,8 +169,9 @@ class Recorder:
 
     def close(self) -> None:
         """Write the end line and close; raises OutputError if a failure is still untold."""
-        if self._file.closed:
+        if self._closed or (self._file is not None and self._file.closed):
             return
+        self._closed = True
         # The file is closing: nothing more to hear.
         if self.on_state in self.crawler.state_listeners:
             self.crawler.state_listeners.remove(self.on_state)
@@ -173,4 +191,5 @@ class Recorder:
             self._note_hosts(event["t"], now=True)
             self._write(event)
         finally:
-            self._file.close()
+            if self._file is not None:
+                self._file.close()

@@ -55,8 +55,10 @@ class ReplayWorker:
 
 
 @dataclass(slots=True)
-class _State:
-    """Everything that changes with time; copied whole at each checkpoint."""
+class CrawlState:
+    """Everything that changes with time, as the events so far left it: copied whole at
+    each checkpoint, and kept by the flight recorder for the events it let go
+    (engine/trace/flight.py)."""
 
     index: int = 0  # events applied
     workers: dict[int, ReplayWorker] = field(default_factory=dict)
@@ -85,8 +87,8 @@ class _State:
     host_count: int = 0
     depths: tuple[int, ...] = ()
 
-    def copy(self) -> _State:
-        return _State(
+    def copy(self) -> CrawlState:
+        return CrawlState(
             self.index,
             {k: ReplayWorker(w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring,
                              w.timing)
@@ -157,7 +159,11 @@ def events_from_bytes(path: str | Path, data: bytes) -> tuple[dict[str, Any], li
 
 
 class ReplayedCrawl:
-    def __init__(self, start: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, start: dict[str, Any], events: list[dict[str, Any]], base: CrawlState | None = None
+    ) -> None:
+        """`base`: the state before the first of `events` (the flight recorder's, whose
+        older events are gone); a fresh crawl's when None."""
         try:
             self.config = config_from_plain(start.get("config"))
             self._times = [float(e["t"]) for e in events]
@@ -166,9 +172,12 @@ class ReplayedCrawl:
         self.events = events
         self.started_at: float = float(start.get("wall", 0.0))
         self.duration = self._times[-1] if self._times else 0.0
-        self.position = 0.0
-        self._state = _State()
-        self._checkpoints: list[_State] = [self._state.copy()]
+        # Where the events begin: 0 for a whole recording, later for a flight's window.
+        self.first = self._times[0] if base is not None and self._times else 0.0
+        self.position = self.first
+        self._state = base.copy() if base is not None else CrawlState()
+        self._state.index = 0
+        self._checkpoints: list[CrawlState] = [self._state.copy()]
         self._log = RedirectLog()  # the first `_log_hops` hops of the recording, as chains
         self._log_hops = 0
         self._ids: tuple[int, ...] = ()  # every worker's id, sorted, for the workers below
@@ -181,8 +190,16 @@ class ReplayedCrawl:
 
     # ---- moving in time ----------------------------------------------------------------
 
+    def extend(self, events: list[dict[str, Any]]) -> None:
+        """More events after the last (a crawl going on while it is looked back at)."""
+        for event in events:
+            self._times.append(float(event["t"]))
+            self.events.append(event)
+        if self._times:
+            self.duration = self._times[-1]
+
     def seek(self, t: float) -> None:
-        t = min(max(t, 0.0), self.duration)
+        t = min(max(t, self.first), self.duration)
         self._apply_until(bisect.bisect_right(self._times, t))  # events with time <= t
         self.position = t
 
@@ -197,7 +214,7 @@ class ReplayedCrawl:
         share a timestamp, which seek() cannot tell apart."""
         index = min(max(index, 0), len(self.events))
         self._apply_until(index)
-        self.position = self._times[index - 1] if index else 0.0
+        self.position = self._times[index - 1] if index else self.first
 
     def _apply_until(self, target: int) -> None:
         if target < self._state.index:
@@ -205,7 +222,7 @@ class ReplayedCrawl:
             base = self._checkpoints[min(target // CHECKPOINT_EVERY, len(self._checkpoints) - 1)]
             self._state = base.copy()
         while self._state.index < target:
-            self._apply(self.events[self._state.index])
+            apply_event(self._state, self.events[self._state.index])
             self._state.index += 1
             if (
                 self._state.index % CHECKPOINT_EVERY == 0
@@ -216,46 +233,12 @@ class ReplayedCrawl:
     def event_times(self) -> list[float]:
         return self._times
 
-    def _apply(self, event: dict[str, Any]) -> None:
-        s = self._state
-        kind = event["kind"]
-        if kind == "state":
-            w = s.workers.get(event["worker"])
-            if w is None:
-                w = s.workers[event["worker"]] = ReplayWorker(event["worker"])
-            else:
-                s.count(w, -1)
-            w.state = WorkerState(event["state"])
-            w.url = event.get("url")
-            w.since = float(event["t"])
-            w.pages = int(event.get("pages", w.pages))
-            w.paused = bool(event.get("paused", False))
-            w.retiring = bool(event.get("retiring", False))
-            if "timing" in event:
-                w.timing = Summary(*(float(x) for x in event["timing"]))
-            s.count(w, 1)
-        elif kind == "hosts":
-            s.hosts, s.host_count = host_rows(event), int(event["count"])
-            s.depths = depths_of(event)
-        elif kind == "fetch":
-            record = FetchRecord(**event["record"])
-            (s.failed if record.failed else s.done)[record.url] = record
-            s.recent.append(record)
-            if record.next_url is not None:
-                s.hops.append((record.url, record.next_url, bool(event.get("budget_left", True))))
-                if "target" in event:
-                    s.ends[record.next_url] = ChainEnd(event["target"])
-        elif kind == "lint":
-            s.warnings.append(decode(Lint, event["lint"], "lint"))
-            s.warning_count += 1
-        elif kind == "health":
-            s.lag = (float(event["lag_p50"]), float(event["lag_p99"]))
-            s.holds = decode(tuple[Hold, ...], event["holds"], "holds")
-        s.counts = {k: event[k] for k in _COUNTS if k in event} or s.counts
-        if s.ended_at is None and s.counts.get("phase") in _ENDED:
-            s.ended_at = float(event["t"])
-
     # ---- what an observer reads, as a live Crawler answers it --------------------------
+
+    @property
+    def state(self) -> CrawlState:
+        """The books at the position (a saved flight's prelude is made from it)."""
+        return self._state
 
     @property
     def workers(self) -> dict[int, ReplayWorker]:
@@ -369,6 +352,46 @@ class ReplayedCrawl:
         if url in self._state.failed:
             return ChainEnd.FAILED, None
         return self._state.ends.get(url, ChainEnd.PENDING), None
+
+
+def apply_event(s: CrawlState, event: dict[str, Any]) -> None:
+    """Move `s` on by one checked event (validation.py)."""
+    kind = event["kind"]
+    if kind == "state":
+        w = s.workers.get(event["worker"])
+        if w is None:
+            w = s.workers[event["worker"]] = ReplayWorker(event["worker"])
+        else:
+            s.count(w, -1)
+        w.state = WorkerState(event["state"])
+        w.url = event.get("url")
+        w.since = float(event["t"])
+        w.pages = int(event.get("pages", w.pages))
+        w.paused = bool(event.get("paused", False))
+        w.retiring = bool(event.get("retiring", False))
+        if "timing" in event:
+            w.timing = Summary(*(float(x) for x in event["timing"]))
+        s.count(w, 1)
+    elif kind == "hosts":
+        s.hosts, s.host_count = host_rows(event), int(event["count"])
+        s.depths = depths_of(event)
+    elif kind == "fetch":
+        record = FetchRecord(**event["record"])
+        (s.failed if record.failed else s.done)[record.url] = record
+        s.recent.append(record)
+        if record.next_url is not None:
+            s.hops.append((record.url, record.next_url, bool(event.get("budget_left", True))))
+            if "target" in event:
+                s.ends[record.next_url] = ChainEnd(event["target"])
+    elif kind == "lint":
+        s.warnings.append(decode(Lint, event["lint"], "lint"))
+        s.warning_count += 1
+    elif kind == "health":
+        s.lag = (float(event["lag_p50"]), float(event["lag_p99"]))
+        s.holds = decode(tuple[Hold, ...], event["holds"], "holds")
+    s.counts = {k: event[k] for k in _COUNTS if k in event} or s.counts
+    if s.ended_at is None and s.counts.get("phase") in _ENDED:
+        s.ended_at = float(event["t"])
 
 
 _ENDED = (Phase.FINISHED.value, Phase.STOPPED.value)

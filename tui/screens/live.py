@@ -8,9 +8,11 @@ from textual.binding import BindingType
 
 from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.observe.snapshot import OVER, Snapshot
+from crawlscope.engine.observe.timeline import Feed
+from crawlscope.engine.trace.flight_saver import FlightSaver, Saved
 
 from ..frame_budget import FRAMES_PER_SECOND
-from ..keys import COMMON, STEERING, Key, bindings
+from ..keys import COMMON, PAST, STEERING, Key, bindings
 from .panels import PanelsScreen
 
 SLOWMO_STEPS = (0.0, 0.25, 0.5, 1.0)
@@ -18,13 +20,14 @@ STEERING_ACTIONS = frozenset(key.action.split("(")[0] for key in STEERING)
 
 
 class LiveScreen(PanelsScreen):
-    KEYS: ClassVar[tuple[Key, ...]] = (*STEERING, *COMMON)
-    BINDINGS: ClassVar[list[BindingType]] = bindings(STEERING, COMMON)
+    KEYS: ClassVar[tuple[Key, ...]] = (*STEERING, *PAST, *COMMON)
+    BINDINGS: ClassVar[list[BindingType]] = bindings(STEERING, PAST, COMMON)
 
     def __init__(self, *, fps: float = FRAMES_PER_SECOND, reproducible: bool = False) -> None:
         super().__init__(fps=fps, reproducible=reproducible)
         self.controls: CrawlControls | None = None  # None: watch only
         self.stopping = False  # quitting: the keys that steer are done
+        self.flight: FlightSaver | None = None  # the flight recorder (None: none here)
 
     def observe_live(
         self, source: ObservedCrawl, controls: CrawlControls | None, site: str
@@ -42,6 +45,8 @@ class LiveScreen(PanelsScreen):
     # ---- which keys apply ------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("rewind", "save_flight", "timeline"):
+            return True if self.flight is not None else None
         if action not in STEERING_ACTIONS:
             return True
         snap = self.snap
@@ -123,3 +128,38 @@ class LiveScreen(PanelsScreen):
             timeout=2,
         )
         self.redraw()
+
+    # ---- the flight recorder ---------------------------------------------------------
+
+    def watch_flight(self, flight: FlightSaver | None) -> None:
+        self.flight = flight
+        if flight is not None:
+            flight.listeners.append(self._flight_saved)
+        self.refresh_bindings()
+
+    def _flight_saved(self, saved: Saved | None) -> None:
+        flight = self.flight
+        if saved is None:
+            text = flight.problem if flight is not None else "cannot save the flight"
+            self.notify(text, title="flight recorder", severity="error", timeout=10)
+            return
+        self.note = f"flight saved: {saved.path} ({saved.why})"
+        self.notify(f"{saved.path}\nplay it: crawlscope replay FILE", title="flight saved",
+                    timeout=10, markup=False)  # fmt: skip
+        self.redraw()
+
+    def events_feed(self) -> Feed | None:
+        return self.flight.ring if self.flight is not None else None
+
+    def action_save_flight(self) -> None:
+        if self.flight is not None:
+            self.flight.save("asked")
+
+    def action_rewind(self) -> None:
+        if self.flight is None or self.source is None:
+            return
+        from .rewind import RewindScreen
+
+        self.app.push_screen(
+            RewindScreen(self.flight.ring, fps=self.budget.fps, reproducible=self.reproducible)
+        )

@@ -21,6 +21,7 @@ from textual.containers import Container
 
 from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.observe.snapshot import OVER, Snapshot
+from crawlscope.engine.observe.timeline import Feed
 from crawlscope.engine.observe.workers import WorkerState, WorkerView
 from crawlscope.engine.urls import origin_of
 
@@ -38,6 +39,7 @@ from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView
+from ..widgets.timeline_screen import TimelineScreen
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
@@ -480,6 +482,16 @@ class PanelsScreen(TimedScreen):
     def host_controls(self) -> CrawlControls | None:
         """What the hosts screen's keys steer with (None: it only shows the hosts)."""
         return None
+
+    def events_feed(self) -> Feed | None:  # where the timeline reads the past, if kept
+        return None
+
+    def action_timeline(self) -> None:
+        feed, source = self.events_feed(), self.source
+        if feed is None or source is None:
+            self.notify("no recorded past to draw here", timeout=3)
+            return
+        self.app.push_screen(TimelineScreen(feed, lambda: source.snapshot((), rows=False).elapsed))
 
     def action_hosts(self) -> None:
         if self.source is not None:

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 
 from crawlscope.engine.observe.contract import PlayedBack
+from crawlscope.engine.observe.timeline import Feed, ListFeed
 
 from ..frame_budget import FRAMES_PER_SECOND
 from ..keys import COMMON, TRANSPORT, Key, bindings
@@ -38,6 +39,10 @@ class ReplayScreen(PanelsScreen):
         self._played_at = 0.0  # monotonic time of the last frame that moved the replay
         replay.goto(0)
         self.observe(replay, f"replay of {name or ' '.join(replay.config.roots)}")
+
+    def events_feed(self) -> Feed | None:
+        events = self.replay.events
+        return ListFeed(events) if isinstance(events, list) else None
 
     def compose_bar(self) -> ComposeResult:
         yield ReplayBar(id="replay-bar")

@@ -1,0 +1,220 @@
+"""The flight recorder: the recent past of a crawl, always kept, in memory.
+
+Every event the Recorder makes (recording.py: one writer, one format) lands here first,
+whether or not `--record` also writes it to a file. The ring is bounded twice, by age
+(`seconds`) and by an estimate of its bytes (`max_bytes`), whichever bites first; what it
+lets go is folded into `base`, the state of the crawl just before the oldest event kept,
+so that any moment still in the ring can be shown whole: rewind (a ReplayedCrawl over the
+ring), the timeline, a fetch's waterfall, and a saved flight that `crawlscope replay`
+plays.
+
+Events are kept in chunks so that letting go of the oldest costs one pop per chunk and
+the bounds are looked at once per chunk, not per event: the always-on cost is a dict
+appended to a list (bench/recorder_cost.py measures it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .replay import CrawlState, ReplayedCrawl, apply_event
+
+DEFAULT_SECONDS = 600.0
+DEFAULT_MB = 64
+DEFAULT_KEEP = 20  # saved flights kept in the folder
+CHUNK = 1024  # events in a chunk: the grain of letting go
+# What a kept event costs beyond the dict's own table (sys.getsizeof): its float time and
+# the boxed numbers and short strings it holds, measured on a crawl of the demo site
+# (bench/recorder_cost.py prints bytes per event, measured against this estimate).
+EVENT_OVERHEAD = 360
+# The last minute: what a flight file keeps by default.
+FLIGHT_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class FlightOptions:
+    """The recorder's bounds, and where and how many saved flights go."""
+
+    seconds: float = DEFAULT_SECONDS
+    mb: int = DEFAULT_MB
+    folder: str | None = None  # None: default_flight_dir()
+    keep: int = DEFAULT_KEEP
+
+    def ring(self) -> FlightRing:
+        return FlightRing(self.seconds, self.mb << 20)
+
+
+def event_bytes(event: dict[str, Any]) -> int:
+    """The estimate of what `event` holds in memory."""
+    size = sys.getsizeof(event) + EVENT_OVERHEAD
+    url = event.get("url")
+    if url:
+        size += len(url)
+    record = event.get("record")
+    if record is not None:
+        size += sys.getsizeof(record) + len(record["url"]) + EVENT_OVERHEAD
+    return size
+
+
+class FlightRing:
+    """The last `seconds` (or `max_bytes`) of a crawl's events, and the state before them."""
+
+    def __init__(self, seconds: float = DEFAULT_SECONDS, max_bytes: int = DEFAULT_MB << 20) -> None:
+        self.seconds = seconds
+        self.max_bytes = max_bytes
+        self.start: dict[str, Any] = {}  # the recording's start line (config, wall clock)
+        self._chunks: deque[list[dict[str, Any]]] = deque([[]])
+        self._chunk_bytes: deque[int] = deque([0])
+        self.bytes = 0  # the estimate of what the kept events hold
+        self.base = CrawlState()  # the crawl as the events let go left it
+        self.dropped = 0  # events let go
+        self.added = 0  # events ever added: `added - dropped` are kept
+
+    def __len__(self) -> int:
+        return self.added - self.dropped
+
+    def add(self, event: dict[str, Any]) -> None:
+        chunk = self._chunks[-1]
+        chunk.append(event)
+        size = event_bytes(event)
+        self._chunk_bytes[-1] += size
+        self.bytes += size
+        self.added += 1
+        if len(chunk) >= CHUNK:
+            self._chunks.append([])
+            self._chunk_bytes.append(0)
+            self._trim(float(event["t"]))
+
+    def _trim(self, now: float) -> None:
+        """Let go of the oldest whole chunks while over a bound (the newest stays)."""
+        while len(self._chunks) > 2:
+            oldest = self._chunks[0]
+            too_old = float(oldest[-1]["t"]) < now - self.seconds
+            if not too_old and self.bytes <= self.max_bytes:
+                return
+            self._chunks.popleft()
+            self.bytes -= self._chunk_bytes.popleft()
+            self.dropped += len(oldest)
+            for event in oldest:
+                apply_event(self.base, event)
+
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        """The kept events, oldest first; with `since`, those added after the first
+        `since` ever added (the ones a viewer has not seen yet)."""
+        skip = max(since - self.dropped, 0)
+        out: list[dict[str, Any]] = []
+        for chunk in self._chunks:
+            if skip >= len(chunk):
+                skip -= len(chunk)
+                continue
+            out.extend(chunk[skip:] if skip else chunk)
+            skip = 0
+        return out
+
+    def new_events(self, seen: int) -> tuple[list[dict[str, Any]], int]:
+        """A timeline's feed (engine/observe/timeline.py): the events after the first
+        `seen`, and how many there have been."""
+        return self.events(since=seen), self.added
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for chunk in self._chunks:
+            yield from chunk
+
+    @property
+    def first_t(self) -> float:
+        for chunk in self._chunks:
+            if chunk:
+                return float(chunk[0]["t"])
+        return 0.0
+
+    @property
+    def last_t(self) -> float:
+        for chunk in reversed(self._chunks):
+            if chunk:
+                return float(chunk[-1]["t"])
+        return 0.0
+
+    def replay(self) -> ReplayedCrawl:
+        """The kept past as a recording, from the state before its first event."""
+        return ReplayedCrawl(self.start, self.events(), self.base)
+
+
+# ---- a saved flight: the last minute as a recording file -----------------------------
+
+
+def prelude(state: CrawlState, t: float) -> list[dict[str, Any]]:
+    """Events that put a fresh replay where `state` is, all at time `t`: each worker's
+    state, the last host rows and loop health, the warnings on show, and the counts."""
+    counts = dict(state.counts)
+    out: list[dict[str, Any]] = [{"t": t, "kind": "phase", **counts}]
+    for w in state.workers.values():
+        out.append({
+            "t": t, "kind": "state", "worker": w.id, "state": w.state.value, "url": w.url,
+            "pages": w.pages, "paused": w.paused, "retiring": w.retiring,
+            "timing": list(w.timing), **counts,
+        })  # fmt: skip
+    if state.hosts:
+        out.append({"t": t, "kind": "hosts", "rows": [asdict(row) for row in state.hosts],
+                    "count": state.host_count, "depths": list(state.depths)})  # fmt: skip
+    for lint in state.warnings:
+        out.append({"t": t, "kind": "lint", "lint": asdict(lint)})
+    out.append({"t": t, "kind": "health", "lag_p50": state.lag[0], "lag_p99": state.lag[1],
+                "holds": [asdict(hold) for hold in state.holds]})  # fmt: skip
+    return out
+
+
+def flight_lines(ring: FlightRing, seconds: float = FLIGHT_SECONDS) -> Iterator[str]:
+    """The last `seconds` of `ring` as a recording's lines: a start line, the prelude that
+    sets the scene at the first moment, then the events. Times start at 0 (the start line
+    says where in the crawl they were: "offset")."""
+    events = ring.events()
+    cut = ring.last_t - seconds
+    first = next((i for i, e in enumerate(events) if float(e["t"]) >= cut), len(events))
+    before = ReplayedCrawl(ring.start, events[:first], ring.base)
+    before.goto(first)
+    state = before.state
+    offset = float(events[first]["t"]) if first < len(events) else ring.last_t
+    start = dict(ring.start, wall=float(ring.start.get("wall", 0.0)) + offset, offset=offset)
+    yield json.dumps(start, ensure_ascii=True)
+    for event in prelude(state, 0.0):
+        yield json.dumps(event, ensure_ascii=True)
+    for event in events[first:]:
+        shifted = dict(event, t=max(float(event["t"]) - offset, 0.0))
+        yield json.dumps(shifted, ensure_ascii=True)
+
+
+def save_flight(ring: FlightRing, folder: str | Path, why: str, keep: int) -> Path:
+    """Write the last minute of `ring` to a new file in `folder` (made if missing), keep
+    only the newest `keep` flight files there, and return its path. OSError if it cannot."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    slug = "".join(c if c.isalnum() else "-" for c in why)[:40].strip("-") or "flight"
+    path = folder / f"flight-{stamp}-{slug}.jsonl"
+    n = 1
+    while path.exists():
+        n += 1
+        path = folder / f"flight-{stamp}-{slug}-{n}.jsonl"
+    partial = path.with_name(path.name + ".part")
+    with open(partial, "w", encoding="utf-8") as out:
+        for line in flight_lines(ring):
+            out.write(line + "\n")
+    os.replace(partial, path)
+    flights = sorted(folder.glob("flight-*.jsonl"), key=lambda p: p.stat().st_mtime)
+    for old in flights[: max(len(flights) - keep, 0)]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def default_flight_dir() -> Path:
+    """Where saved flights go unless told: the user's cache (XDG_CACHE_HOME honoured)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "crawlscope" / "flights"

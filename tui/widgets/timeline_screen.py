@@ -1,0 +1,324 @@
+"""`t`: the timeline. One lane per worker over time, each state in the workers table's
+colour with the URL on it where it fits; above the lanes, the queue, the unfinished
+counter and pages/s on the same axis. Drawn from the flight recorder (or a recording's
+events), so a frame costs the lanes on screen, not the crawl's rate.
+
+Keys: + and - zoom (1 s to 10 minutes across the screen), left and right move the cursor
+(the view scrolls at its edges), [ and ] scroll a quarter of the screen, f follows "now",
+up and down pick a lane, o sorts the lanes (by worker, by time in the state), enter shows
+the waterfall of the fetch under the cursor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.screen import Screen
+from textual.strip import Strip
+from textual.widget import Widget
+
+from crawlscope.engine.observe.text import printable
+from crawlscope.engine.observe.timeline import Feed, Timeline
+from crawlscope.engine.observe.waterfall import waterfall_of
+from crawlscope.engine.observe.workers import WorkerState
+
+from ..format import STATE_STYLE
+from .waterfall_screen import WaterfallScreen
+
+SPANS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)  # seconds across the lanes
+LABEL = 7  # columns of a lane's label, "w 123  "
+HEAD = 5  # rows above the lanes: title, axis, three strips
+REFRESH_EVERY = 0.25
+BLOCKS = " ▁▂▃▄▅▆▇█"
+SORTS = ("worker", "time")
+
+
+def lane_style(state: str) -> Style:
+    """The state's colour from the workers table, as a solid cell."""
+    try:
+        words = STATE_STYLE[WorkerState(state)]
+    except (KeyError, ValueError):
+        return Style(color="white")
+    colour = next((w for w in words.split() if w not in ("bold", "dim", "italic")), "white")
+    if "on" in words.split():
+        colour = words.split()[-1]  # "black on yellow": the background is the colour
+    if words == "dim":
+        colour = "grey30"
+    if words == "dim italic":
+        colour = "grey15"
+    return Style(color=colour)
+
+
+LANE_CHAR = {"waiting": "░", "stopped": " ", "cancelled": "x"}
+
+
+class TimelineView(Widget):
+    """The whole timeline, row by row (render_line): no child widgets to lay out."""
+
+    DEFAULT_CSS = "TimelineView { height: 1fr; }"
+
+    def __init__(self, timeline: Timeline, now: Callable[[], float]) -> None:
+        super().__init__()
+        self.timeline = timeline
+        self.now = now  # the crawl's clock: the present (or a replay's position)
+        self.span = 10.0
+        self.end = 0.0  # the time at the right edge
+        self.follow = True
+        self.cursor = -1  # column of the cursor; -1: the last
+        self.top = 0  # the first lane shown
+        self.selected = 0  # the lane picked (index into the order)
+        self.sort = "worker"
+        self._order: list[int] = []
+        self.frame_seconds = 0.0  # what the last frame cost to build
+
+    @property
+    def columns(self) -> int:
+        return max(self.size.width - LABEL, 1)
+
+    @property
+    def step(self) -> float:
+        return self.span / self.columns
+
+    @property
+    def start(self) -> float:
+        return self.end - self.span
+
+    @property
+    def cursor_column(self) -> int:
+        return self.columns - 1 if self.cursor < 0 else min(self.cursor, self.columns - 1)
+
+    @property
+    def cursor_t(self) -> float:
+        return self.start + (self.cursor_column + 0.5) * self.step
+
+    def lanes_shown(self) -> int:
+        return max(self.size.height - HEAD, 0)
+
+    def order(self) -> list[int]:
+        return self._order
+
+    def selected_worker(self) -> int | None:
+        order = self._order
+        return order[self.selected] if 0 <= self.selected < len(order) else None
+
+    def tick(self) -> None:
+        t0 = time.perf_counter()
+        self.timeline.catch_up()
+        now = self.now()
+        if self.follow:
+            self.end = now
+        self._order = self.timeline.order(self.cursor_t, self.sort)
+        self.selected = min(self.selected, max(len(self._order) - 1, 0))
+        self._build()
+        self.frame_seconds = time.perf_counter() - t0
+        self.refresh()
+
+    def _build(self) -> None:
+        width = self.size.width
+        n, t0, step = self.columns, self.start, self.step
+        counts = self.timeline.counts
+        rows: list[Strip] = [self._title(width), self._axis(n, t0)]
+        rows.append(self._strip("queue", counts.column_max(counts.queued, t0, step, n)))
+        rows.append(self._strip("unfin", counts.column_max(counts.unfinished, t0, step, n)))
+        rows.append(self._strip("pages/s", counts.rates(t0, step, n)))
+        shown = self.lanes_shown()
+        if self.selected < self.top:
+            self.top = self.selected
+        elif self.selected >= self.top + shown:
+            self.top = self.selected - shown + 1
+        for i in range(self.top, min(self.top + shown, len(self._order))):
+            rows.append(self._lane(self._order[i], i == self.selected, n, t0, step))
+        self._rows = rows
+
+    def _title(self, width: int) -> Strip:
+        follow = "following now" if self.follow else "f: follow now"
+        text = (
+            f" {self.span:g} s across  cursor {self.cursor_t:.2f} s  sort by {self.sort}  {follow}"
+        )
+        worker = self.selected_worker()
+        if worker is not None:
+            held = self.timeline.lanes[worker].state_at(self.cursor_t)
+            if held is not None:
+                state, url, _since = held
+                text += f"  |  w{worker} {state}"
+                if url:
+                    text += f" {printable(url, 200)}"
+        return Strip([Segment(text[:width].ljust(width), Style(bold=True))])
+
+    def _axis(self, n: int, t0: float) -> Strip:
+        cells = [" "] * n
+        every = max(n // 6, 10)
+        for c in range(0, n, every):
+            label = f"|{t0 + c * self.step:.1f}s"
+            for k, ch in enumerate(label):
+                if c + k < n:
+                    cells[c + k] = ch
+        cur = self.cursor_column
+        segments = [Segment(" " * LABEL)]
+        segments.append(Segment("".join(cells[:cur]), Style(dim=True)))
+        segments.append(Segment("▼", Style(bold=True, color="white")))
+        segments.append(Segment("".join(cells[cur + 1 :]), Style(dim=True)))
+        return Strip(segments)
+
+    def _strip(self, name: str, values: list[int] | list[float]) -> Strip:
+        top = max(values, default=0) or 1
+        cells = "".join(BLOCKS[min(round(v / top * 8), 8)] for v in values)
+        label = f"{name[: LABEL - 1]:<{LABEL - 1}} "
+        figure = f"{top:.0f}" if top >= 1 else f"{top:.2f}"
+        return Strip([Segment(label, Style(dim=True)), Segment(cells, Style(color="cyan")),
+                      Segment(f" max {figure}", Style(dim=True))])  # fmt: skip
+
+    def _lane(self, worker: int, picked: bool, n: int, t0: float, step: float) -> Strip:
+        lane = self.timeline.lanes[worker]
+        states = lane.columns(t0, step, n)
+        label = f"w{worker}"[: LABEL - 1].ljust(LABEL - 1) + " "
+        segments = [Segment(label, Style(reverse=picked, bold=picked))]
+        cur = self.cursor_column
+        c = 0
+        while c < n:
+            state = states[c]
+            run = c
+            while run < n and states[run] == state:
+                run += 1
+            if state is None:
+                segments.append(Segment(" " * (run - c)))
+            else:
+                segments.extend(self._run(lane, state, c, run, t0, step, cur))
+            c = run
+        return Strip(segments)
+
+    def _run(
+        self, lane: object, state: str, a: int, b: int, t0: float, step: float, cur: int
+    ) -> list[Segment]:
+        """Columns a..b of one state: solid cells, the URL written on them if it fits."""
+        style = lane_style(state)
+        width = b - a
+        text = LANE_CHAR.get(state, "█") * width
+        from crawlscope.engine.observe.timeline import Lane
+
+        assert isinstance(lane, Lane)
+        held = lane.state_at(t0 + (a + 0.5) * step)
+        url = held[1] if held is not None and held[0] == state else None
+        if url and width >= 12 and state not in LANE_CHAR:
+            path = printable(url.split("//", 1)[-1], width)
+            text = (path + " " * width)[:width]
+            style = Style(color="black", bgcolor=style.color)
+        out = [Segment(text, style)]
+        if a <= cur < b:  # the cursor's column, marked
+            k = cur - a
+            out = [
+                Segment(text[:k], style),
+                Segment(text[k], style + Style(reverse=True)),
+                Segment(text[k + 1 :], style),
+            ]
+        return [s for s in out if s.text]
+
+    def render_line(self, y: int) -> Strip:
+        rows = getattr(self, "_rows", [])
+        return rows[y] if y < len(rows) else Strip.blank(self.size.width)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return container.height
+
+
+class TimelineScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,t,q", "dismiss", "Close"),
+        Binding("plus,equals_sign", "zoom(-1)", "Zoom in", key_display="+"),
+        Binding("minus", "zoom(1)", "Zoom out", key_display="-"),
+        Binding("left", "cursor(-1)", "Earlier", key_display="←"),
+        Binding("right", "cursor(1)", "Later", key_display="→"),
+        Binding("left_square_bracket", "scroll_view(-1)", "Back", key_display="["),
+        Binding("right_square_bracket", "scroll_view(1)", "On", key_display="]"),
+        Binding("f", "follow", "Now"),
+        Binding("up", "lane(-1)", "Up", show=False),
+        Binding("down", "lane(1)", "Down", show=False),
+        Binding("pageup", "lane(-10)", "Page up", show=False),
+        Binding("pagedown", "lane(10)", "Page down", show=False),
+        Binding("o", "sort", "Sort"),
+        Binding("enter", "waterfall", "Waterfall"),
+    ]
+
+    def __init__(self, feed: Feed, now: Callable[[], float], title: str = "timeline") -> None:
+        super().__init__()
+        self.view = TimelineView(Timeline(feed), now)
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Footer
+
+        yield self.view
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.view.tick)
+        self.set_interval(REFRESH_EVERY, self.view.tick)
+
+    def action_zoom(self, direction: int) -> None:
+        v = self.view
+        index = min(range(len(SPANS)), key=lambda i: abs(SPANS[i] - v.span))
+        cursor_t = v.cursor_t
+        v.span = SPANS[min(max(index + direction, 0), len(SPANS) - 1)]
+        if not v.follow:  # zoom about the cursor's moment
+            v.end = cursor_t + v.span / 2
+            v.cursor = v.columns // 2
+        v.tick()
+
+    def action_cursor(self, direction: int) -> None:
+        v = self.view
+        col = v.cursor_column + direction
+        if col < 0 or col >= v.columns:
+            v.follow = False
+            v.end += direction * v.step
+            col = min(max(col, 0), v.columns - 1)
+        if direction < 0:
+            v.follow = False
+        v.cursor = col
+        v.tick()
+
+    def action_scroll_view(self, direction: int) -> None:
+        v = self.view
+        v.follow = False
+        v.end += direction * v.span / 4
+        v.tick()
+
+    def action_follow(self) -> None:
+        v = self.view
+        v.follow, v.cursor = True, -1
+        v.tick()
+
+    def action_lane(self, delta: int) -> None:
+        v = self.view
+        v.selected = min(max(v.selected + delta, 0), max(len(v.order()) - 1, 0))
+        v.tick()
+
+    def action_sort(self) -> None:
+        v = self.view
+        v.sort = SORTS[(SORTS.index(v.sort) + 1) % len(SORTS)]
+        v.tick()
+
+    def action_waterfall(self) -> None:
+        v = self.view
+        worker = v.selected_worker()
+        if worker is None:
+            return
+        held = v.timeline.lanes[worker].state_at(v.cursor_t)
+        url = held[1] if held is not None else None
+        if url is None:
+            self.notify("no fetch under the cursor on this lane", timeout=3)
+            return
+        feed = v.timeline.feed
+        events, _ = feed.new_events(0)
+        fall = waterfall_of(events, url)
+        if fall is None:
+            self.notify("that fetch has not finished yet, or began before the kept past",
+                        timeout=4)  # fmt: skip
+            return
+        self.app.push_screen(WaterfallScreen(fall))
