@@ -63,8 +63,9 @@ def run_headless(url: str, workers: int, timeout: float = 600.0) -> dict[str, An
     return {"mode": "headless", "workers": workers, "wall_s": wall, "cpu_s": cpu, "stolen": stolen}
 
 
-def run_tui(url: str, workers: int, timeout: float = 600.0) -> dict[str, Any]:
-    """Spawn the TUI in a pty; wall seconds from spawn to FINISHED on its screen."""
+def run_tui(url: str, workers: int, timeout: float = 600.0, keys: bytes = b"") -> dict[str, Any]:
+    """Spawn the TUI in a pty; wall seconds from spawn to FINISHED on its screen. `keys`
+    are typed once its first screen is drawn (b"t": the crawl watched on the timeline)."""
     with tempfile.TemporaryDirectory() as tmp:
         figures_path = Path(tmp) / "figures.json"
         cmd = [sys.executable, "-m", "bench.terminal", url, "--workers", str(workers)]
@@ -86,7 +87,7 @@ def run_tui(url: str, workers: int, timeout: float = 600.0) -> dict[str, Any]:
         os.close(slave)
         try:
             updates = [0]
-            shown, drawn = _read_until_finished(master, proc, t0 + timeout, updates)
+            shown, drawn = _read_until_finished(master, proc, t0 + timeout, updates, keys)
             wall, stolen = time.perf_counter() - t0, stolen_share(s0, cpu_ticks())
             os.write(master, b"q")
             _drain_until_exit(master, proc, time.perf_counter() + 60)
@@ -126,10 +127,15 @@ def _read(master: int, wait: float) -> bytes:
 
 
 def _read_until_finished(
-    master: int, proc: subprocess.Popen[bytes], deadline: float, updates: list[int]
+    master: int,
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    updates: list[int],
+    keys: bytes = b"",
 ) -> tuple[bool, int]:
     """Read the app's output until FINISHED is drawn; counts in `updates[0]` the screen
-    updates (each drawn between synchronized-output markers)."""
+    updates (each drawn between synchronized-output markers). `keys` go in once the
+    first screen update has been read."""
     tail = b""
     drawn = 0
     while time.perf_counter() < deadline:
@@ -141,6 +147,9 @@ def _read_until_finished(
         drawn += len(chunk)
         seen = tail + chunk
         updates[0] += seen.count(_SYNC_START) - tail.count(_SYNC_START)
+        if keys and updates[0] >= 2:
+            os.write(master, keys)
+            keys = b""
         if _ASK_SYNC in seen:
             os.write(master, _SYNC_YES)
         if FINISHED in seen:

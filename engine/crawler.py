@@ -627,6 +627,24 @@ class Crawler:
         # flight recorder would pay at every state change.
         return self._accounting(self._held)
 
+    def counts(self) -> tuple[str, int, int, int, int, int, int, int, int]:
+        """What accounting() says, with the phase and the unfinished counter, as a plain
+        tuple in the order of a recorded event's counts (engine/trace/events.py): the
+        flight recorder reads them as workers take and let go of URLs, and building an
+        Accounting (frozen) cost it more than the rest of the event."""
+        q = self.q
+        shared = q.accounting()
+        if shared is not None:
+            a = shared
+            return (self.phase._value_, a.queued, q.unfinished, a.seen, a.done, a.failed,
+                    a.filtered, a.unfetched, a.held)  # fmt: skip
+        books = self.ledger
+        return (
+            self.phase._value_, q.qsize() + self.host_book.parked, q.unfinished,
+            len(books.seen_urls), len(books.done), len(books.failed), len(books.filtered),
+            len(books.unfetched), self._held,
+        )  # fmt: skip
+
     def _accounting(self, held: int) -> Accounting:
         shared = self.q.accounting()  # a cluster's books: every process's URLs
         if shared is not None:

@@ -33,6 +33,7 @@ from .remote_screenshot import browser_scene
 from .screens.hosts import HostsScreen
 from .screenshot_run import Steer, shoot_app, take_screenshot
 from .startup import LiveCrawl, Recording
+from .time_screenshots import TIME_SCENES
 from .timing_screenshots import TIMING_SCENES
 from .waiting import wait_until
 
@@ -193,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not only or name in only:
             path = take_screenshot(make(), out / name, after, size, steer)
             print(f"wrote {path}")
-    for name, shoot in {**LECTURE_SCENES, **TIMING_SCENES}.items():
+    for name, shoot in {**LECTURE_SCENES, **TIMING_SCENES, **TIME_SCENES}.items():
         if not only or name in only:
             print(f"wrote {shoot(out / name)}")
     if not only or "browser.png" in only:

@@ -15,7 +15,7 @@ from importlib import metadata
 
 from crawlscope.engine.sites.demo_config import DemoConfig
 
-from . import attach, completion, crawl, demo, lecture, replay, serve, tui
+from . import attach, completion, crawl, demo, export, lecture, replay, serve, tui
 from .common import EXIT_CLOSED_PIPE, fail, has_terminal, run
 from .crawl_plan import add_plan_options
 from .options import (
@@ -40,6 +40,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo-site": demo.main,
     "attach": attach.main,
     "serve": serve.main,
+    "export": export.main,
 }
 
 
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"crawlscope {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (tui, lecture, crawl, replay, demo, attach, serve, completion):
+    for command in (tui, lecture, crawl, replay, export, demo, attach, serve, completion):
         command.add_parser(sub)
     for command_parser in subcommands(parser).values():
         add_config_option(command_parser)

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .events import Item, to_event
 from .replay import CrawlState, ReplayedCrawl, apply_event
 
 DEFAULT_SECONDS = 600.0
@@ -34,7 +35,7 @@ CHUNK = 1024  # events in a chunk: the grain of letting go
 # What a kept event costs beyond the dict's own table (sys.getsizeof): its float time and
 # the boxed numbers and short strings it holds, measured on a crawl of the demo site
 # (bench/recorder_cost.py prints bytes per event, measured against this estimate).
-EVENT_OVERHEAD = 360
+EVENT_OVERHEAD = 600
 # The last minute: what a flight file keeps by default.
 FLIGHT_SECONDS = 60.0
 
@@ -52,16 +53,24 @@ class FlightOptions:
         return FlightRing(self.seconds, self.mb << 20)
 
 
+# What an item holds beyond what the crawl keeps anyway (events.py), by kind, as the
+# writer estimates it without a look at the item: the tuple, its time and numbers, its
+# URL's characters on top (counted as the ring's though the worker shares the string);
+# a counts tuple where there is one; for a fetch, its counts but not the record, which
+# the ledger keeps for the whole crawl. bench/recorder_cost.py measures them against these.
+STATE_BYTES = 220
+COUNTS_BYTES = 400
+FETCH_BYTES = 650
+
+
 def event_bytes(event: dict[str, Any]) -> int:
-    """The estimate of what `event` holds in memory."""
-    size = sys.getsizeof(event) + EVENT_OVERHEAD
-    url = event.get("url")
-    if url:
-        size += len(url)
-    record = event.get("record")
-    if record is not None:
-        size += sys.getsizeof(record) + len(record["url"]) + EVENT_OVERHEAD
-    return size
+    """The estimate of what an event kept as an object holds: the rare kinds (phase,
+    hosts, lint, health, end)."""
+    return (
+        sys.getsizeof(event)
+        + EVENT_OVERHEAD
+        + sum(len(v) for v in event.values() if isinstance(v, str | list))
+    )
 
 
 class FlightRing:
@@ -71,46 +80,66 @@ class FlightRing:
         self.seconds = seconds
         self.max_bytes = max_bytes
         self.start: dict[str, Any] = {}  # the recording's start line (config, wall clock)
-        self._chunks: deque[list[dict[str, Any]]] = deque([[]])
-        self._chunk_bytes: deque[int] = deque([0])
-        self.bytes = 0  # the estimate of what the kept events hold
+        self._open: list[Item] = []  # the chunk being filled
+        self._chunks: deque[list[Item]] = deque([self._open])
+        self._chunk_bytes: deque[int] = deque()  # each whole chunk's bytes
+        self._closed = 0  # items in the chunks filled so far (kept or let go)
+        self._closed_bytes = 0  # the bytes of the whole chunks kept
+        self.bytes = 0  # the estimate of what the kept items hold
         self.base = CrawlState()  # the crawl as the events let go left it
-        self.dropped = 0  # events let go
-        self.added = 0  # events ever added: `added - dropped` are kept
+        self.dropped = 0  # items let go
 
     def __len__(self) -> int:
         return self.added - self.dropped
 
-    def add(self, event: dict[str, Any]) -> None:
-        chunk = self._chunks[-1]
-        chunk.append(event)
-        size = event_bytes(event)
-        self._chunk_bytes[-1] += size
+    def add(self, item: Item, size: int) -> None:
+        """Keep `item` (events.py), which holds about `size` bytes."""
+        chunk = self._open
+        chunk.append(item)
         self.bytes += size
-        self.added += 1
         if len(chunk) >= CHUNK:
-            self._chunks.append([])
-            self._chunk_bytes.append(0)
-            self._trim(float(event["t"]))
+            self._close_chunk(item[1])
+
+    def _close_chunk(self, now: float) -> None:
+        self._chunk_bytes.append(self.bytes - self._closed_bytes)
+        self._closed_bytes = self.bytes
+        self._open = []
+        self._chunks.append(self._open)
+        self._closed += CHUNK
+        self._trim(now)
+
+    @property
+    def added(self) -> int:
+        """Items ever added: `added - dropped` are kept."""
+        return self._closed + len(self._open)
 
     def _trim(self, now: float) -> None:
         """Let go of the oldest whole chunks while over a bound (the newest stays)."""
-        while len(self._chunks) > 2:
+        while len(self._chunk_bytes) > 1:
             oldest = self._chunks[0]
-            too_old = float(oldest[-1]["t"]) < now - self.seconds
+            too_old = oldest[-1][1] < now - self.seconds
             if not too_old and self.bytes <= self.max_bytes:
                 return
             self._chunks.popleft()
-            self.bytes -= self._chunk_bytes.popleft()
+            size = self._chunk_bytes.popleft()
+            self.bytes -= size
+            self._closed_bytes -= size
             self.dropped += len(oldest)
-            for event in oldest:
-                apply_event(self.base, event)
+            base = self.base
+            for item in oldest:
+                apply_event(base, to_event(item))
 
-    def events(self, since: int = 0) -> list[dict[str, Any]]:
-        """The kept events, oldest first; with `since`, those added after the first
+    @property
+    def filling(self) -> int:
+        """The bytes of the chunk being filled: the bound is looked at as each chunk fills,
+        so the ring holds at most `max_bytes` plus these."""
+        return self.bytes - self._closed_bytes
+
+    def items(self, since: int = 0) -> list[Item]:
+        """The kept items, oldest first; with `since`, those added after the first
         `since` ever added (the ones a viewer has not seen yet)."""
         skip = max(since - self.dropped, 0)
-        out: list[dict[str, Any]] = []
+        out: list[Item] = []
         for chunk in self._chunks:
             if skip >= len(chunk):
                 skip -= len(chunk)
@@ -119,27 +148,33 @@ class FlightRing:
             skip = 0
         return out
 
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        """The kept events as the recording's objects (made now), oldest first."""
+        return [to_event(item) for item in self.items(since)]
+
     def new_events(self, seen: int) -> tuple[list[dict[str, Any]], int]:
         """A timeline's feed (engine/observe/timeline.py): the events after the first
         `seen`, and how many there have been."""
-        return self.events(since=seen), self.added
+        added = self.added
+        return self.events(since=seen), added
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for chunk in self._chunks:
-            yield from chunk
+            for item in chunk:
+                yield to_event(item)
 
     @property
     def first_t(self) -> float:
         for chunk in self._chunks:
             if chunk:
-                return float(chunk[0]["t"])
+                return float(chunk[0][1])
         return 0.0
 
     @property
     def last_t(self) -> float:
         for chunk in reversed(self._chunks):
             if chunk:
-                return float(chunk[-1]["t"])
+                return float(chunk[-1][1])
         return 0.0
 
     def replay(self) -> ReplayedCrawl:

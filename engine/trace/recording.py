@@ -23,12 +23,17 @@ from ..lints.lint import Lint
 from ..observe.snapshot import HOST_ROWS, HostView
 from ..observe.workers import Worker
 from ..records import FetchRecord, LineFile
-from .flight import FlightRing
+from .events import COUNT_KEYS, FETCH, OTHER, PAUSED, RETIRING, STATE, Item, to_event
+from .flight import COUNTS_BYTES, FETCH_BYTES, STATE_BYTES, FlightRing, event_bytes
 
 FORMAT_VERSION = 1
 # Seconds of the crawl between two "hosts" lines at most: the rows move with every
 # fetch, and a line for each would weigh more than the fetches themselves.
 HOSTS_EVERY = 0.5
+# Seconds of the crawl a worker's timing summary is kept before it is worked out again
+# (and written): its quantiles walk every bucket, at each state change the recorder's
+# largest cost; a replay keeps the last one written.
+TIMING_EVERY = 0.25
 
 
 class Lines(Protocol):
@@ -67,6 +72,8 @@ class Recorder:
         self._last_phase = ""
         self._hosts_at = -HOSTS_EVERY  # when the last "hosts" line was written
         self._hosts: tuple[HostView, ...] = ()  # the rows it held (none, at first)
+        self._held: dict[int, str | None] = {}  # the URL each worker's last event held
+        self._timings: dict[int, float] = {}  # when each worker's timing was last written
         start = {"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),
                  "config": config_to_plain(crawler.config)}  # fmt: skip
         if ring is not None:
@@ -89,46 +96,66 @@ class Recorder:
         origin = self._origin()
         return time.monotonic() - origin
 
-    def _counts(self) -> dict[str, Any]:
-        c = self.crawler
-        a = c.accounting()
-        return {
-            "phase": c.phase.value,
-            "queued": a.queued,
-            "unfinished": c.unfinished,
-            "seen": a.seen,
-            "done": a.done,
-            "failed": a.failed,
-            "filtered": a.filtered,
-            "unfetched": a.unfetched,
-            "held": a.held,
-        }
+    def _counts(self) -> tuple[object, ...]:
+        """The counts a frame shows, in COUNT_KEYS' order."""
+        return self.crawler.counts()
+
+    def _counts_event(self) -> dict[str, Any]:
+        return dict(zip(COUNT_KEYS, self._counts(), strict=True))
 
     @property
     def path(self) -> str:
         return self._file.path if self._file is not None else ""
 
     def _write(self, event: dict[str, Any]) -> None:
+        """An event that is an object already (phase, hosts, lint, health, end)."""
+        self._keep((OTHER, event["t"], event), event_bytes(event))
+
+    def _keep(self, item: Item, size: int) -> None:
         if self.ring is not None:
-            self.ring.add(event)
+            self.ring.add(item, size)
         if self._file is not None:
             # ensure_ascii: a hostile URL cannot break the line or the terminal that cats it.
-            self._file.write_line(json.dumps(event, ensure_ascii=True))
+            self._file.write_line(json.dumps(to_event(item), ensure_ascii=True))
 
     def on_state(self, w: Worker | None) -> None:
         if w is None:
             event: dict[str, Any] = {"t": self._now(), "kind": "phase"}
-        else:
-            # When the crawler says the worker entered the state, not a second reading of
-            # the clock: a parse thread can hold the GIL between the two for milliseconds,
-            # and the replay's "for" column would be off by as much.
-            # (Before the crawl's clock starts, the recording's own starts here: not below 0.)
-            event = {"t": max(0.0, w.since - self._origin()), "kind": "state", "worker": w.id,
-                     "state": w.state.value, "url": w.url, "pages": w.pages, "paused": w.paused,
-                     "retiring": w.retiring, "timing": list(w.timing.summary())}  # fmt: skip
-        event.update(self._counts())
-        self._write(event)
-        self._note_hosts(event["t"], w is None)
+            event.update(self._counts_event())
+            self._write(event)
+            self._note_hosts(event["t"], True)
+            return
+        # When the crawler says the worker entered the state, not a second reading of
+        # the clock: a parse thread can hold the GIL between the two for milliseconds,
+        # and the replay's "for" column would be off by as much.
+        # (Before the crawl's clock starts, the recording's own starts here: not below 0.)
+        # This runs at every state change of every worker, always (the flight recorder):
+        # written flat, each lookup once (bench/recorder_cost.py measures what it costs).
+        t = w.since - (self._t0 if self._t0 is not None else self._origin())
+        if t < 0.0:
+            t = 0.0
+        url, wid = w.url, w.id
+        # What a replay keeps from the event before when an event leaves it out: the
+        # timing, and the counts. The counts move when a worker takes or lets go of a URL
+        # (and at a fetch, whose event has them): only then are they read.
+        size = STATE_BYTES + len(url) if url else STATE_BYTES
+        counts = None
+        held = self._held
+        if held.get(wid) != url:
+            held[wid] = url
+            counts = self.crawler.counts()
+            size += COUNTS_BYTES
+        timing = None
+        if t - self._timings.get(wid, -TIMING_EVERY) >= TIMING_EVERY:
+            self._timings[wid] = t
+            timing = list(w.timing.summary())
+        flags = (PAUSED if w.paused else 0) | (RETIRING if w.retiring else 0)
+        item = (STATE, t, wid, w.state._value_, url, w.pages, flags, timing, counts)
+        ring = self.ring
+        if ring is not None:
+            ring.add(item, size)
+        if self._file is not None:
+            self._file.write_line(json.dumps(to_event(item), ensure_ascii=True))
 
     def _note_hosts(self, t: float, now: bool = False) -> None:
         """A "hosts" line with the snapshot's host rows, if they changed and HOSTS_EVERY
@@ -144,18 +171,21 @@ class Recorder:
         self._write({"t": t, "kind": "hosts", "rows": plain, "count": count, "depths": depths})
 
     def on_record(self, record: FetchRecord) -> None:
-        event: dict[str, Any] = {"t": self._now(), "kind": "fetch", "record": record.to_dict()}
+        origin = self._t0 if self._t0 is not None else self._origin()  # before the clock
+        t = time.monotonic() - origin
+        extra: dict[str, Any] | None = None
         if record.next_url is not None:
-            event["budget_left"] = record.url not in self.crawler.ledger.redirects.limited
+            extra = {"budget_left": record.url not in self.crawler.ledger.redirects.limited}
             # What became of the target, if it will never have a record of its own.
             target = record.next_url
             if target in self.crawler.ledger.filtered:
-                event["target"] = "filtered"
+                extra["target"] = "filtered"
             elif target in self.crawler.ledger.unfetched:
-                event["target"] = "unfetched"
-        event.update(self._counts())
-        self._write(event)
-        self._note_hosts(event["t"])
+                extra["target"] = "unfetched"
+        # The record itself, shared with the ledger that keeps it: made an object only
+        # when read (events.py).
+        self._keep((FETCH, t, record, extra, self._counts()), FETCH_BYTES + len(record.url))
+        self._note_hosts(t)
 
     def on_lint(self, lint: Lint) -> None:
         """A warning, at the moment it was raised: a replay shows it from then on."""
@@ -187,7 +217,7 @@ class Recorder:
             if self.crawler.t0 is not None:
                 self.on_check(None)  # loop health at the end, however short the crawl
             event: dict[str, Any] = {"t": self._now(), "kind": "end"}
-            event.update(self._counts())
+            event.update(self._counts_event())
             self._note_hosts(event["t"], now=True)
             self._write(event)
         finally:

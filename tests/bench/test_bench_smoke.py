@@ -25,6 +25,15 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "per_core": ("rows", "summary"),
     "table_pace": ("summary", "runs"),
     "procs": ("rows", "pages_per_s", "ratio", "cpu_us_per_page", "ceiling"),
+    "recorder_cost": (
+        "rows",
+        "pages_per_s_ratio",
+        "cpu_per_page_ratio",
+        "measured_bytes_per_event",
+        "estimated_bytes_per_event",
+        "direct_share",
+    ),
+    "time_screens": ("frames", "seeks", "rewind_open_s", "ring_events", "lanes"),
 }
 
 
@@ -53,6 +62,11 @@ def test_quick_mode_writes_its_results(script: str, tmp_path: Path) -> None:
             parts = row["cpu_by_role"]
             assert {"child", "redis"} <= set(row["roles_seen"]), row["roles_seen"]
             assert parts["children"] > 0 and parts["site"] > 0, parts
+    if script == "recorder_cost":
+        on = [row for row in document["figures"]["rows"] if row["mode"] == "on"]
+        # What the ring holds is measured, and the bound's estimate is not below it.
+        assert on and all(r["estimated_bytes_per_event"] >= r["measured_bytes_per_event"]
+                          for r in on)  # fmt: skip
     if script == "throughput":
         for workers in ("8", "100"):
             entry = document["figures"]["summary"][workers]

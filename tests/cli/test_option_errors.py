@@ -35,6 +35,7 @@ def test_an_unknown_option_is_one_line_for_every_command(command: str) -> None:
     needs = {
         "crawl": ["http://127.0.0.1:9/"],
         "replay": ["x.jsonl"],
+        "export": ["x.jsonl", "--trace", "x.json"],
         "attach": ["ws://127.0.0.1:9/"],
         "completion": ["bash"],
     }.get(command, [])

@@ -15,6 +15,7 @@ KNOWN = {
     "tui": "--fps N",
     "lecture": "--headless",
     "replay": "FILE",
+    "export": "--trace OUT",
     "demo-site": "--port",
     "attach": "--read-only",
     "serve": "--max-viewers N",

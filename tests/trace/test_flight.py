@@ -16,8 +16,9 @@ from aiohttp import web
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.observe.waterfall import waterfalls
+from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
-from crawlscope.engine.trace.flight import CHUNK, FlightRing, event_bytes
+from crawlscope.engine.trace.flight import FlightRing
 from crawlscope.engine.trace.load import load_recording
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl
@@ -76,16 +77,16 @@ async def test_a_waterfall_holds_what_the_server_and_the_gate_imposed(serve: Any
     assert gated[0] + falls[root + "p/1"].part("queue") >= 0.0
 
 
-def deep_size(events: list[dict[str, Any]]) -> int:
-    """What the events hold, object by object, each object once (a URL string the crawler's
-    books share is counted here too: an upper bound). Keys are left out: they are the
-    code's own literals, one object shared by every event."""
+def deep_size(items: list[Any]) -> int:
+    """What the ring's items hold, object by object, each object once (a URL string the
+    crawler shares is counted here too: an upper bound). Left out: dict keys, the code's
+    own literals; and fetch records, which the ledger keeps for the whole crawl anyway."""
     seen: set[int] = set()
     total = 0
-    todo: list[Any] = list(events)
+    todo: list[Any] = list(items)
     while todo:
         obj = todo.pop()
-        if id(obj) in seen:
+        if id(obj) in seen or isinstance(obj, FetchRecord):
             continue
         seen.add(id(obj))
         total += sys.getsizeof(obj)
@@ -107,14 +108,11 @@ async def test_the_ring_holds_its_bound_and_what_it_let_go_is_folded() -> None:
         recorder.close()
     assert ring.dropped > 0, "the crawl never filled the ring"
     # The estimate is not below what the events hold, measured object by object...
-    kept = list(ring)
-    measured = deep_size(kept)
-    estimated = sum(event_bytes(e) for e in kept)
-    assert estimated >= measured, (estimated, measured)
+    measured = deep_size(ring.items())
+    assert ring.bytes >= measured, (ring.bytes, measured)
     # ...and the ring keeps within its bound, give or take the chunk being filled.
-    newest = sum(event_bytes(e) for e in kept[-CHUNK:])
-    assert ring.bytes <= bound + newest
-    assert measured <= bound + newest
+    assert ring.bytes - ring.filling <= bound, (ring.bytes, ring.filling)
+    assert measured <= bound + ring.filling
     # What it let go is folded into its base: played from there, the kept past ends where
     # the crawl ended.
     replay = ring.replay()
@@ -173,8 +171,13 @@ async def test_a_loop_block_saves_a_flight_that_replays_and_shows_it(
     saved = sorted(flights.glob("flight-*loop-blocked*.jsonl"))
     assert len(saved) == 1, (list(flights.iterdir()), err.decode())
     # The report and the last lines name the file.
-    assert f"Flight saved (loop-blocked): {saved[0]}" in out.decode()
+    report = out.decode()
+    assert f"Flight saved (loop-blocked): {saved[0]}" in report
     assert str(saved[0]) in err.decode()
+    # The report's slowest fetches, each with its parts: /big's parse among them.
+    slowest = report.split("Slowest fetches (of the ", 1)[1].split("Time per part", 1)[0]
+    assert big_line(slowest, root + "big") and "parsing" in big_line(slowest, root + "big")
+    assert f"  {root.rstrip('/')}: " in report.split("Time per part of a fetch, per host", 1)[1]
     replay = load_recording(saved[0])
     assert isinstance(replay, ReplayedCrawl)
     replay.goto(len(replay.events))
@@ -189,6 +192,15 @@ async def test_a_loop_block_saves_a_flight_that_replays_and_shows_it(
     assert parsing and parsing[0]["worker"] == blocked[0].worker
     start = json.loads(saved[0].read_text().split("\n", 1)[0])
     assert start["kind"] == "start" and start["offset"] >= 0.0
+
+
+def big_line(section: str, url: str) -> str:
+    """The parts line under `url`'s line in the report's slowest fetches ("" if none)."""
+    lines = section.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.endswith(" " + url):
+            return lines[i + 1]
+    return ""
 
 
 def test_a_hostile_flight_file_is_one_line(tmp_path: Path) -> None:

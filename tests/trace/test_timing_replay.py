@@ -74,11 +74,17 @@ async def test_a_replay_shows_each_workers_timing_as_of_that_moment(
     replay = ReplayedCrawl.load(path)
     events = events_of(path)
     states = [(i, e) for i, e in enumerate(events) if e["kind"] == "state"]
-    assert any(e["timing"][2] > 0 for _, e in states)
+    assert any(e["timing"][2] > 0 for _, e in states if "timing" in e)
+    # A state event carries the worker's timing when it was worked out again (at most
+    # every recording.TIMING_EVERY s); one without it leaves the last one standing.
+    last: dict[int, list[float]] = {}
     for index, event in states:
+        if "timing" in event:
+            last[event["worker"]] = event["timing"]
         replay.goto(index + 1)
         view = next(v for v in replay.snapshot().workers if v.id == event["worker"])
-        assert [view.step_p50, view.step_p99, view.step_max, view.delay_p99] == event["timing"]
+        shown = [view.step_p50, view.step_p99, view.step_max, view.delay_p99]
+        assert shown == last.get(event["worker"], [0.0, 0.0, 0.0, 0.0])
     # The longest hold went into a health event, and a replay at its end shows it.
     replay.seek(replay.duration)
     holds = replay.snapshot().holds

@@ -39,7 +39,7 @@ from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView
-from ..widgets.timeline_screen import TimelineScreen
+from ..widgets.timeline_screen import TimelineScreen, clock_of
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
@@ -491,7 +491,7 @@ class PanelsScreen(TimedScreen):
         if feed is None or source is None:
             self.notify("no recorded past to draw here", timeout=3)
             return
-        self.app.push_screen(TimelineScreen(feed, lambda: source.snapshot((), rows=False).elapsed))
+        self.app.push_screen(TimelineScreen(feed, clock_of(source)))
 
     def action_hosts(self) -> None:
         if self.source is not None:

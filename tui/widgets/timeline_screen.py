@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 
+from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.text import printable
 from crawlscope.engine.observe.timeline import Feed, Timeline
 from crawlscope.engine.observe.waterfall import waterfall_of
@@ -38,6 +39,16 @@ HEAD = 5  # rows above the lanes: title, axis, three strips
 REFRESH_EVERY = 0.25
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SORTS = ("worker", "time")
+# The crawl's clock (Snapshot.elapsed) and phase, read at each frame.
+Clock = Callable[[], tuple[float, str]]
+
+
+def clock_of(source: ObservedCrawl) -> Clock:
+    def clock() -> tuple[float, str]:
+        snap = source.snapshot((), rows=False)
+        return snap.elapsed, snap.phase.value
+
+    return clock
 
 
 def lane_style(state: str) -> Style:
@@ -64,10 +75,11 @@ class TimelineView(Widget):
 
     DEFAULT_CSS = "TimelineView { height: 1fr; }"
 
-    def __init__(self, timeline: Timeline, now: Callable[[], float]) -> None:
+    def __init__(self, timeline: Timeline, now: Clock) -> None:
         super().__init__()
         self.timeline = timeline
-        self.now = now  # the crawl's clock: the present (or a replay's position)
+        self.now = now  # the crawl's clock and phase: the present (or a replay's moment)
+        self.phase = ""
         self.span = 10.0
         self.end = 0.0  # the time at the right edge
         self.follow = True
@@ -111,7 +123,7 @@ class TimelineView(Widget):
     def tick(self) -> None:
         t0 = time.perf_counter()
         self.timeline.catch_up()
-        now = self.now()
+        now, self.phase = self.now()
         if self.follow:
             self.end = now
         self._order = self.timeline.order(self.cursor_t, self.sort)
@@ -140,7 +152,7 @@ class TimelineView(Widget):
     def _title(self, width: int) -> Strip:
         follow = "following now" if self.follow else "f: follow now"
         text = (
-            f" {self.span:g} s across  cursor {self.cursor_t:.2f} s  sort by {self.sort}  {follow}"
+            f" {self.span:g} s across  cursor {self.cursor_t:.3f} s  sort by {self.sort}  {follow}"
         )
         worker = self.selected_worker()
         if worker is not None:
@@ -246,7 +258,7 @@ class TimelineScreen(Screen[None]):
         Binding("enter", "waterfall", "Waterfall"),
     ]
 
-    def __init__(self, feed: Feed, now: Callable[[], float], title: str = "timeline") -> None:
+    def __init__(self, feed: Feed, now: Clock, title: str = "timeline") -> None:
         super().__init__()
         self.view = TimelineView(Timeline(feed), now)
         self.title_text = title

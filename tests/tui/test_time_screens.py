@@ -1,0 +1,131 @@
+"""Time on the live screen (issue 40): rewind while the crawl runs, the timeline and a
+fetch's waterfall from it, and F saving the last minute. The real TUI under Textual's
+Pilot, crawling the real demo site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tui_support import config, crawler_of, until
+
+from crawlscope.engine.sites.demo import DemoConfig
+from crawlscope.engine.trace.load import load_recording
+from crawlscope.engine.trace.replay import ReplayedCrawl
+from crawlscope.tui.app import CrawlScopeApp
+from crawlscope.tui.screens.live import LiveScreen
+from crawlscope.tui.screens.rewind import RewindScreen
+from crawlscope.tui.startup import LiveCrawl
+from crawlscope.tui.widgets.timeline_screen import TimelineScreen
+from crawlscope.tui.widgets.waterfall_screen import WaterfallScreen, waterfall_text
+
+pytestmark = pytest.mark.slow
+
+# Slow enough that the crawl is still running while the test looks back.
+DEMO = DemoConfig(pages=400, latency=0.05)
+
+
+def panels(snap: object) -> tuple[object, ...]:
+    """What the panels draw from a snapshot, the parts a moment decides."""
+    from crawlscope.engine.observe.snapshot import Snapshot
+
+    assert isinstance(snap, Snapshot)
+    rows = tuple((w.id, w.state, w.url, w.pages, w.paused) for w in snap.workers)
+    return (rows, snap.accounting, snap.unfinished, snap.hosts, snap.warnings, snap.phase)
+
+
+async def test_rewind_shows_the_recorded_moment_while_the_crawl_goes_on(tmp_path: Path) -> None:
+    record = tmp_path / "crawl.jsonl"
+    live = LiveCrawl(make_config=config(6), demo=DEMO, record=str(record))
+    app = CrawlScopeApp(live)
+    async with app.run_test(size=(140, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: len(crawler.ledger.done) >= 40, "40 pages")
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, RewindScreen), "the rewind")
+        rewind = app.screen
+        assert isinstance(rewind, RewindScreen)
+        # Back a few steps with the replay's keys, then read what the panels are given.
+        await pilot.press("left", "left", "left")
+        moment = rewind.replay.index
+        shown = panels(rewind.replay.snapshot())
+        done_then = len(crawler.ledger.done)
+        # The crawl goes on while the user looks back; the screen stays where it was put.
+        await until(pilot, lambda: len(crawler.ledger.done) >= done_then + 20, "20 more pages")
+        assert rewind.replay.index == moment
+        assert panels(rewind.replay.snapshot()) == shown
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, LiveScreen), "back to now")
+        crawler.stop()
+        await until(pilot, lambda: crawler.t1 is not None, "the crawl's end")
+    # The same moment of the --record file's replay draws the same panels.
+    replay = load_recording(record)
+    assert isinstance(replay, ReplayedCrawl)
+    rewound_events = rewind.replay.events
+    replay.goto(moment)
+    assert replay.events[:moment] == rewound_events[:moment]
+    assert panels(replay.snapshot()) == shown
+
+
+async def test_the_timeline_draws_a_lane_per_worker_and_opens_a_waterfall() -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=DEMO))
+    async with app.run_test(size=(140, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: len(crawler.ledger.done) >= 30, "30 pages")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        view = screen.view
+        await until(pilot, lambda: len(getattr(view, "_rows", [])) >= 5 + 4, "four lanes")
+        labels = [strip.text.split()[0] for strip in view._rows[5:9]]
+        assert labels == ["w0", "w1", "w2", "w3"]
+        # Zoom out: the span across the screen grows, and the title says so.
+        await pilot.press("minus")
+        assert view.span == 30.0 and "30 s across" in view._rows[0].text
+        # Scroll back: no longer following now; f follows again.
+        await pilot.press("left_square_bracket")
+        assert not view.follow and "f: follow now" in view._rows[0].text
+        await pilot.press("f")
+        assert view.follow
+        # Back to 10 s, then the cursor onto a moment a worker held a URL, and enter.
+        await pilot.press("plus")
+        crawler.pause_all()
+        for _ in range(view.columns):
+            held = view.timeline.lanes[0].state_at(view.cursor_t)
+            done = held is not None and held[1] is not None and held[1] in crawler.ledger.done
+            if done:
+                break
+            await pilot.press("left")
+        assert done, "no finished fetch under the cursor"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, WaterfallScreen), "the waterfall")
+        waterfall = app.screen
+        assert isinstance(waterfall, WaterfallScreen)
+        fall = waterfall.fall
+        assert held is not None and fall.url == held[1] and fall.worker == 0
+        text = waterfall_text(fall).plain
+        assert fall.url in text and "awaiting the status line and headers" in text
+        assert abs(sum(s for _, s in fall.parts) - fall.total) <= 1e-6
+
+
+async def test_f_saves_the_last_minute_and_the_status_line_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    app = CrawlScopeApp(LiveCrawl(make_config=config(3), demo=DEMO))
+    async with app.run_test(size=(140, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: len(crawler.ledger.done) >= 10, "10 pages")
+        await pilot.press("F")
+        folder = tmp_path / "crawlscope" / "flights"
+        await until(pilot, lambda: folder.is_dir() and any(folder.iterdir()), "a flight file")
+        (path,) = folder.iterdir()
+        screen = app.panels
+        assert isinstance(screen, LiveScreen)
+        assert screen.note == f"flight saved: {path} (asked)"
+    replay = load_recording(path)
+    assert isinstance(replay, ReplayedCrawl)
+    replay.goto(len(replay.events))
+    # The flight's last moment has the pages done by then.
+    assert replay.accounting().done >= 10
