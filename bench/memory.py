@@ -157,6 +157,10 @@ def big_crawl(pages: int, workers: int) -> dict[str, Any]:
         # The crawling child's own ru_maxrss, in KiB on Linux.
         peak = int(result["max_rss_kib"]) * 1024
         server_peak = server_peak_rss(site.pid)
+        # The same crawl with the flight recorder on (as every command has it): its bound,
+        # 64 MB, on top of the peak without it at most.
+        recorded = trial.run("recorded", site, workers)
+        recorded_peak = int(recorded["max_rss_kib"]) * 1024
     return {
         "pages_on_site": pages,
         "pages_crawled": result["pages"],
@@ -165,6 +169,8 @@ def big_crawl(pages: int, workers: int) -> dict[str, Any]:
         "pages_per_s": result["pages"] / result["seconds"],
         "peak_rss_bytes": peak,
         "peak_rss_bytes_per_page": peak / max(1, result["pages"]),
+        "recorded_peak_rss_bytes": recorded_peak,
+        "recorder_rss_bytes": recorded_peak - peak,
         "server_peak_rss_bytes": server_peak,
         "site_build_s": build,
         "site_startup_s": site.startup_seconds,
@@ -216,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
               (crawl["server_peak_rss_bytes"] or 0) / 1e6]],
         )
     )  # fmt: skip
+    recorder_mb = crawl["recorder_rss_bytes"] / 1e6
+    within = "within" if recorder_mb <= 64 * 1.048576 else "NOT within"
+    print(f"with the flight recorder on: peak RSS {crawl['recorded_peak_rss_bytes'] / 1e6:.0f} MB,"
+          f" {recorder_mb:+.0f} MB ({within} its 64 MB bound)")  # fmt: skip
     notes = [
         f"idle worker: crawlscope {by_kind['crawlscope worker']:,.0f} B, bare coroutine"
         f" {by_kind['bare coroutine']:,.0f} B, thread {by_kind['thread']:,.0f} B",

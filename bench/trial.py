@@ -44,8 +44,18 @@ def engine_config(root: str, workers: int, per_host: int = 0) -> CrawlConfig:
     return CrawlConfig(roots=(root,), max_tasks=workers, per_host=per_host)
 
 
-async def crawl_engine(root: str, workers: int) -> dict[str, Any]:
+async def crawl_recorded(root: str, workers: int) -> dict[str, Any]:
+    """The engine with the flight recorder on, as every command's crawl has it."""
+    return await crawl_engine(root, workers, recorded=True)
+
+
+async def crawl_engine(root: str, workers: int, recorded: bool = False) -> dict[str, Any]:
     crawler = Crawler(engine_config(root, workers))
+    if recorded:
+        from crawlscope.engine.trace.flight import FlightRing
+        from crawlscope.engine.trace.recording import Recorder
+
+        Recorder(crawler, None, FlightRing())
     stamps: list[float] = []
     crawler.ledger.record_listeners.append(lambda _record: stamps.append(time.perf_counter()))
     t0, c0 = time.perf_counter(), time.process_time()
@@ -78,7 +88,7 @@ async def crawl_fetch(root: str, workers: int, pages: int) -> dict[str, Any]:
     return figures
 
 
-RUNNERS = {"engine": crawl_engine, "baseline": crawl_baseline}
+RUNNERS = {"engine": crawl_engine, "recorded": crawl_recorded, "baseline": crawl_baseline}
 
 
 # ---- the parent's side ------------------------------------------------------------------

@@ -149,7 +149,10 @@ class CrawlPlan:
                 crawler.pause_all()
             if self.monitor is not None:
                 spot = self.monitor
-                monitor = Monitor(crawler, crawler, spot.sock, token=spot.token, limits=spot.limits)
+                monitor = Monitor(
+                    crawler, crawler, spot.sock, token=spot.token, limits=spot.limits,
+                    past=crawl.flight.ring if crawl.flight is not None else None,
+                )  # fmt: skip
                 crawl.monitor = await stack.enter_async_context(monitor)
             # First on the way out: a crawl still running stops before what it uses closes.
             stack.push_async_callback(crawl.stop_and_wait)

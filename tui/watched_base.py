@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.widget import Widget
 
-from .keys import COMMON, STEERING, Key, bindings
+from .keys import COMMON, PAST, STEERING, Key, bindings
 from .screens.live import LiveScreen
 from .screens.panels import FRAMES_PER_SECOND
 
@@ -26,8 +26,8 @@ READ_ONLY = Key("exclamation_mark", "read_only", "read-only", display="!")
 class WatchedBase(LiveScreen):
     """The live screen with `bar` above the footer; `show_bar()` runs before each redraw."""
 
-    KEYS: ClassVar[tuple[Key, ...]] = (*STEERING, READ_ONLY, *COMMON)
-    BINDINGS: ClassVar[list[BindingType]] = bindings(STEERING, (READ_ONLY,), COMMON)
+    KEYS: ClassVar[tuple[Key, ...]] = (*STEERING, READ_ONLY, PAST[0], *COMMON)
+    BINDINGS: ClassVar[list[BindingType]] = bindings(STEERING, (READ_ONLY, PAST[0]), COMMON)
 
     def __init__(
         self, bar: Widget, *, fps: float = FRAMES_PER_SECOND, reproducible: bool = False

@@ -14,16 +14,34 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-SAMPLES = 4  # points looked at across each column: its state is the one seen most
+# What a timeline takes from each event: a worker's state change, and the counts.
+StatePoint = tuple[float, int, str, "str | None"]  # t, worker, state, url
+CountPoint = tuple[float, int, int, int]  # t, queued, unfinished, done (failed included)
 
 
 class Feed(Protocol):
-    """Where the events come from: new ones since the `seen`-th, and the oldest kept."""
+    """Where the events come from: the points of those after the first `seen`, how many
+    there have been, and the time of the oldest kept."""
+
+    def new_points(self, seen: int) -> tuple[list[StatePoint], list[CountPoint], int]: ...
 
     def new_events(self, seen: int) -> tuple[list[dict[str, Any]], int]: ...
 
     @property
     def first_t(self) -> float: ...
+
+
+def points_of(events: list[dict[str, Any]]) -> tuple[list[StatePoint], list[CountPoint]]:
+    """The points of events in the recording's form."""
+    states: list[StatePoint] = []
+    counts: list[CountPoint] = []
+    for e in events:
+        t = float(e["t"])
+        if e["kind"] == "state":
+            states.append((t, e["worker"], e["state"], e.get("url")))
+        if "queued" in e:
+            counts.append((t, e["queued"], e["unfinished"], e["done"] + e.get("failed", 0)))
+    return states, counts
 
 
 class ListFeed:
@@ -32,12 +50,18 @@ class ListFeed:
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.events = events
 
+    def new_points(self, seen: int) -> tuple[list[StatePoint], list[CountPoint], int]:
+        return (*points_of(self.events[seen:]), len(self.events))
+
     def new_events(self, seen: int) -> tuple[list[dict[str, Any]], int]:
         return self.events[seen:], len(self.events)
 
     @property
     def first_t(self) -> float:
         return float(self.events[0]["t"]) if self.events else 0.0
+
+
+DENSE = 3  # changes within a column beyond which its middle stands for it
 
 
 @dataclass(slots=True)
@@ -58,20 +82,32 @@ class Lane:
         return self.states[i], self.urls[i], self.times[i]
 
     def columns(self, t0: float, step: float, n: int) -> list[str | None]:
-        """The state most seen across each of `n` columns of `step` seconds from `t0`."""
+        """The state held longest across each of `n` columns of `step` seconds from `t0`
+        (None before the lane's first state); in a column with more than DENSE changes,
+        the state held at its middle. One pass over the columns: a frame costs the
+        screen's width plus the few changes it weighs, however busy the lane."""
         out: list[str | None] = []
         times, states = self.times, self.states
-        if not times:
-            return [None] * n
+        right = bisect.bisect_right
+        i = right(times, t0) - 1  # the state held at the first column's start
         for c in range(n):
-            seen: dict[str, int] = {}
-            for k in range(SAMPLES):
-                t = t0 + (c + (k + 0.5) / SAMPLES) * step
-                i = bisect.bisect_right(times, t) - 1
+            start, end = t0 + c * step, t0 + (c + 1) * step
+            last = right(times, end, i + 1) - 1  # the state held at the column's end
+            if last == i:  # no change within the column
+                out.append(states[i] if i >= 0 else None)
+                continue
+            if last - i > DENSE:
+                out.append(states[right(times, (start + end) / 2, i + 1, last + 1) - 1])
+                i = last
+                continue
+            held: dict[str, float] = {}
+            edge = start
+            for j in range(i + 1, last + 1):
                 if i >= 0:
-                    s = states[i]
-                    seen[s] = seen.get(s, 0) + 1
-            out.append(max(seen, key=seen.__getitem__) if seen else None)
+                    held[states[i]] = held.get(states[i], 0.0) + times[j] - edge
+                edge, i = times[j], j
+            held[states[i]] = held.get(states[i], 0.0) + end - edge
+            out.append(max(held, key=held.__getitem__))
         return out
 
     def trim(self, before: float) -> None:
@@ -140,21 +176,20 @@ class Timeline:
         self._seen = 0
 
     def catch_up(self) -> None:
-        events, self._seen = self.feed.new_events(self._seen)
+        states, counts_seen, self._seen = self.feed.new_points(self._seen)
         lanes, counts = self.lanes, self.counts
-        for e in events:
-            t = float(e["t"])
-            if e["kind"] == "state":
-                lane = lanes.get(e["worker"])
-                if lane is None:
-                    lane = lanes[e["worker"]] = Lane(e["worker"])
-                lane.times.append(t)
-                lane.states.append(e["state"])
-                lane.urls.append(e.get("url"))
-            if "queued" in e:
-                counts.add(t, e["queued"], e["unfinished"], e["done"] + e.get("failed", 0))
-        if events:
-            self.last_t = float(events[-1]["t"])
+        for t, worker, state, url in states:
+            lane = lanes.get(worker)
+            if lane is None:
+                lane = lanes[worker] = Lane(worker)
+            lane.times.append(t)
+            lane.states.append(state)
+            lane.urls.append(url)
+        for point in counts_seen:
+            counts.add(*point)
+        if states or counts_seen:
+            last = max(states[-1][0] if states else 0.0, counts_seen[-1][0] if counts_seen else 0.0)
+            self.last_t = max(self.last_t, last)
             first = self.feed.first_t
             for lane in lanes.values():
                 lane.trim(first)

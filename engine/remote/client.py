@@ -23,13 +23,16 @@ from urllib.parse import parse_qs, urlsplit
 import aiohttp
 
 from ..config import CrawlConfig
-from ..exchange.config_json import config_from_plain
+from ..exchange.config_json import config_from_plain, config_to_plain
 from ..exchange.plain import BadMessage
 from ..observe.snapshot import OVER, Snapshot
 from ..observe.text import PASSWORD_MASK, printable
 from ..records import FetchRecord
 from ..redirects import Chain
-from .monitor import RECENT_WINDOW
+from ..trace.events import OTHER
+from ..trace.flight import FlightRing, event_bytes
+from ..trace.validation import BadEvent, check_event
+from .monitor import MAX_EVENTS, RECENT_WINDOW
 from .protocol import (
     MAX_VIEW,
     TOKEN_PARAM,
@@ -95,6 +98,10 @@ class RemoteCrawl:
         self._flushing: asyncio.Task[None] | None = None
         self._shown: frozenset[int] = frozenset()  # the rows the screen shows, as told
         self._view_timer: asyncio.TimerHandle | None = None
+        # The recent past this viewer has seen, from the events each frame carries (a
+        # crawl with a flight recorder sends them): what its timeline and rewind draw.
+        self.past: FlightRing | None = None
+        self._past_t = 0.0  # the time of the last event kept: they may not go back
 
     # ---- ObservedCrawl -------------------------------------------------------------------
 
@@ -273,8 +280,11 @@ class RemoteCrawl:
         reset = message.get("recent_reset", False)
         if not isinstance(reset, bool):
             raise BadMessage("recent_reset is not true or false")
+        events = self._events(message)
         if reset:
             self._recent.clear()
+        if events is not None:
+            self._keep_events(message, events)
         if chains is not None:
             self._chains, self._chain_count = chains, chain_count
         self._recent.extend(records)
@@ -286,6 +296,38 @@ class RemoteCrawl:
         self.ready.set()
         if self.steered is not None and before is not None and steering(before) != steering(snap):
             self.steered()
+
+    def _events(self, message: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """The frame's flight recorder events, each checked as a recording's line is
+        (engine/trace/validation.py); None when the frame has none."""
+        events = message.get("events")
+        if events is None:
+            return None
+        if not isinstance(events, list) or len(events) > MAX_EVENTS:
+            raise BadMessage(f"events is not a list of at most {MAX_EVENTS}")
+        for key in ("events_reset", "events_gap"):
+            if not isinstance(message.get(key, False), bool):
+                raise BadMessage(f"{key} is not true or false")
+        restart = self.past is None or message.get("events_reset") or message.get("events_gap")
+        t = 0.0 if restart else self._past_t
+        for i, event in enumerate(events):
+            try:
+                t = check_event(event, t)
+            except BadEvent as exc:
+                raise BadMessage(f"events[{i}]: {exc}") from None
+        return events
+
+    def _keep_events(self, message: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        if self.past is None or message.get("events_reset") or message.get("events_gap"):
+            # A past of its own from here: what came before this viewer, or was skipped,
+            # is not in it.
+            assert self._config is not None
+            self.past = FlightRing()
+            self.past.start = {"kind": "start", "config": config_to_plain(self._config)}
+        ring = self.past
+        for event in events:
+            ring.add((OTHER, event["t"], event), event_bytes(event))
+            self._past_t = float(event["t"])
 
     # ---- sending controls ----------------------------------------------------------------
 

@@ -47,6 +47,8 @@ from ..observe.contract import CrawlControls, ObservedCrawl
 from ..observe.snapshot import Snapshot
 from ..records import FetchRecord
 from ..redirects import MAX_CHAINS, MAX_HOPS
+from ..trace.events import to_event
+from ..trace.flight import FlightRing
 from .limits import DEFAULT_LIMITS, ViewerLimits, origin_of
 
 # The limits live apart so that a command line can show them without loading aiohttp.
@@ -82,6 +84,9 @@ MAX_SLOWMO = 10.0  # seconds; what the s key offers is at most 1
 # fetches and chains in between go at the full rate.
 WORKERS_EVERY = 3
 RECENT_WINDOW = 256  # fetches a new viewer is sent at once (the crawler keeps as many)
+# Flight recorder events a frame carries at most: 15 frames a second of these is 60,000
+# events a second, some 10,000 pages a second, more than one process crawls.
+MAX_EVENTS = 4000
 CLOSE_WAIT = 1.0  # seconds the last frame may take to reach the viewers on closing
 
 # Each control's arguments: name -> (type, required). "worker" must name a worker the
@@ -305,8 +310,13 @@ class Monitor:
         token: str | None = None,
         workers_every: int = WORKERS_EVERY,
         limits: ViewerLimits = DEFAULT_LIMITS,
+        past: FlightRing | None = None,
     ) -> None:
         self._observed = observed
+        # The flight recorder's ring: each frame carries the events added since the one
+        # before, so a viewer keeps a recent past of its own (timeline, rewind).
+        self._past = past
+        self._past_seen = past.added if past is not None else 0
         self.limits = limits
         self.controls = controls
         self.token = token or secrets.token_urlsafe(18)
@@ -504,15 +514,32 @@ class Monitor:
         self.frames += 1
         plain = snapshot_to_plain(snap, rows)
         frame: dict[str, Any] = {"kind": "frame", "snapshot": plain, "viewers": self.viewers}
+        frame.update(self._new_events())
         shared = json.dumps({**frame, "recent": new, **self._chains_if_new()})
 
         def first() -> str:
+            # A viewer's past begins with its first frame.
             whole = {"recent": list(self._window), "recent_reset": True, **self._chains,
-                     **self._introduce()}  # fmt: skip
+                     "events_reset": True, **self._introduce()}  # fmt: skip
             whole["snapshot"] = plain if rows else snapshot_to_plain(snap, rows=True)
             return json.dumps({**frame, **whole})
 
         self._send_all(shared, first)
+
+    def _new_events(self) -> dict[str, Any]:
+        """The flight recorder's events since the last frame, as the recording writes
+        them, at most MAX_EVENTS of them: a crawl faster than that a frame sends the
+        newest, and says the viewer's past has a gap ("events_gap"), which starts it over."""
+        ring = self._past
+        if ring is None:
+            return {}
+        items = ring.items(since=self._past_seen)
+        gap = ring.dropped > self._past_seen or len(items) > MAX_EVENTS
+        self._past_seen = ring.added
+        out: dict[str, Any] = {"events": [to_event(item) for item in items[-MAX_EVENTS:]]}
+        if gap:
+            out["events_gap"] = True
+        return out
 
     def _introduce(self) -> dict[str, Any]:
         """What a viewer's first frame carries besides the crawl's state: nothing here,

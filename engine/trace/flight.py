@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .events import Item, to_event
+from .events import FETCH, STATE, Item, to_event
 from .replay import CrawlState, ReplayedCrawl, apply_event
 
 DEFAULT_SECONDS = 600.0
@@ -151,6 +151,33 @@ class FlightRing:
     def events(self, since: int = 0) -> list[dict[str, Any]]:
         """The kept events as the recording's objects (made now), oldest first."""
         return [to_event(item) for item in self.items(since)]
+
+    def new_points(
+        self, seen: int
+    ) -> tuple[list[tuple[float, int, str, str | None]], list[tuple[float, int, int, int]], int]:
+        """A timeline's feed (engine/observe/timeline.py), read from the items as they are
+        kept, without making them objects: each state change, and the counts."""
+        states: list[tuple[float, int, str, str | None]] = []
+        counts: list[tuple[float, int, int, int]] = []
+        added = self.added
+        for item in self.items(since=seen):
+            kind = item[0]
+            if kind == STATE:
+                states.append((item[1], item[2], item[3], item[4]))
+                c = item[8]
+            elif kind == FETCH:
+                c = item[4]
+            else:  # an object already: a rare kind, or any kind a viewer got over a monitor
+                event = item[2]
+                if event["kind"] == "state":
+                    states.append((item[1], event["worker"], event["state"], event.get("url")))
+                if "queued" in event:
+                    counts.append((item[1], event["queued"], event["unfinished"],
+                                   event["done"] + event.get("failed", 0)))  # fmt: skip
+                continue
+            if c is not None:  # COUNT_KEYS' order: queued 1, unfinished 2, done 4, failed 5
+                counts.append((item[1], c[1], c[2], c[4] + c[5]))
+        return states, counts, added
 
     def new_events(self, seen: int) -> tuple[list[dict[str, Any]], int]:
         """A timeline's feed (engine/observe/timeline.py): the events after the first

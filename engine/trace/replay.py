@@ -217,10 +217,11 @@ class ReplayedCrawl:
         self.position = self._times[index - 1] if index else self.first
 
     def _apply_until(self, target: int) -> None:
-        if target < self._state.index:
-            # Back in time: restart from the last checkpoint at or before the target.
-            base = self._checkpoints[min(target // CHECKPOINT_EVERY, len(self._checkpoints) - 1)]
-            self._state = base.copy()
+        nearest = min(target // CHECKPOINT_EVERY, len(self._checkpoints) - 1)
+        if target < self._state.index or nearest > self._state.index // CHECKPOINT_EVERY:
+            # Back in time, or forward past a saved state: restart from the last checkpoint
+            # at or before the target rather than apply every event in between.
+            self._state = self._checkpoints[nearest].copy()
         while self._state.index < target:
             apply_event(self._state, self.events[self._state.index])
             self._state.index += 1

@@ -80,8 +80,9 @@ def test_a_lane_changes_colour_where_its_worker_changed_state(site: str, tmp_pat
                 colours.setdefault(before[-1], set()).add(term.colour(LABEL + c, y))
                 checked += 1
         assert checked >= 200, checked
-        # Each state is drawn in one colour, and no two states in the same one.
-        assert len(colours) >= 3, colours
+        # Each state is drawn in one colour, and no two states in the same one (which
+        # states the moment shows depends on the crawl: at least two of them).
+        assert len(colours) >= 2, colours
         assert all(len(seen) == 1 for seen in colours.values()), colours
         drawn = [next(iter(seen)) for seen in colours.values()]
         assert len(set(drawn)) == len(drawn), colours

@@ -9,6 +9,7 @@ from textual.binding import BindingType
 from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.observe.snapshot import OVER, Snapshot
 from crawlscope.engine.observe.timeline import Feed
+from crawlscope.engine.trace.flight import FlightRing
 from crawlscope.engine.trace.flight_saver import FlightSaver, Saved
 
 from ..frame_budget import FRAMES_PER_SECOND
@@ -45,8 +46,10 @@ class LiveScreen(PanelsScreen):
     # ---- which keys apply ------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("rewind", "save_flight", "timeline"):
+        if action == "save_flight":
             return True if self.flight is not None else None
+        if action in ("rewind", "timeline"):
+            return True if self.past() is not None else None
         if action not in STEERING_ACTIONS:
             return True
         snap = self.snap
@@ -148,18 +151,27 @@ class LiveScreen(PanelsScreen):
                     timeout=10, markup=False)  # fmt: skip
         self.redraw()
 
+    def past(self) -> FlightRing | None:
+        """The recent past to draw: this crawl's flight recorder, or what a viewer of a
+        crawl elsewhere kept of the events its frames carried (RemoteCrawl.past)."""
+        if self.flight is not None:
+            return self.flight.ring
+        kept = getattr(self.source, "past", None)
+        return kept if isinstance(kept, FlightRing) else None
+
     def events_feed(self) -> Feed | None:
-        return self.flight.ring if self.flight is not None else None
+        return self.past()
 
     def action_save_flight(self) -> None:
         if self.flight is not None:
             self.flight.save("asked")
 
     def action_rewind(self) -> None:
-        if self.flight is None or self.source is None:
+        ring = self.past()
+        if ring is None or self.source is None:
             return
         from .rewind import RewindScreen
 
         self.app.push_screen(
-            RewindScreen(self.flight.ring, fps=self.budget.fps, reproducible=self.reproducible)
+            RewindScreen(ring, fps=self.budget.fps, reproducible=self.reproducible)
         )

@@ -11,6 +11,7 @@ the waterfall of the fetch under the cursor.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import ClassVar
@@ -26,7 +27,7 @@ from textual.widget import Widget
 
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.text import printable
-from crawlscope.engine.observe.timeline import Feed, Timeline
+from crawlscope.engine.observe.timeline import Feed, Lane, Timeline
 from crawlscope.engine.observe.waterfall import waterfall_of
 from crawlscope.engine.observe.workers import WorkerState
 
@@ -36,7 +37,7 @@ from .waterfall_screen import WaterfallScreen
 SPANS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)  # seconds across the lanes
 LABEL = 7  # columns of a lane's label, "w 123  "
 HEAD = 5  # rows above the lanes: title, axis, three strips
-REFRESH_EVERY = 0.25
+REFRESH_EVERY = 0.5  # seconds: a whole timeline is dearer to draw than a panel's change
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SORTS = ("worker", "time")
 # The crawl's clock (Snapshot.elapsed) and phase, read at each frame.
@@ -51,6 +52,7 @@ def clock_of(source: ObservedCrawl) -> Clock:
     return clock
 
 
+@functools.cache
 def lane_style(state: str) -> Style:
     """The state's colour from the workers table, as a solid cell."""
     try:
@@ -68,6 +70,12 @@ def lane_style(state: str) -> Style:
 
 
 LANE_CHAR = {"waiting": "░", "stopped": " ", "cancelled": "x"}
+
+
+@functools.cache
+def _on(state: str) -> Style:
+    """A URL written on the state's colour."""
+    return Style(color="black", bgcolor=lane_style(state).color)
 
 
 class TimelineView(Widget):
@@ -207,29 +215,30 @@ class TimelineView(Widget):
         return Strip(segments)
 
     def _run(
-        self, lane: object, state: str, a: int, b: int, t0: float, step: float, cur: int
+        self, lane: Lane, state: str, a: int, b: int, t0: float, step: float, cur: int
     ) -> list[Segment]:
         """Columns a..b of one state: solid cells, the URL written on them if it fits."""
         style = lane_style(state)
         width = b - a
-        text = LANE_CHAR.get(state, "█") * width
-        from crawlscope.engine.observe.timeline import Lane
-
-        assert isinstance(lane, Lane)
-        held = lane.state_at(t0 + (a + 0.5) * step)
-        url = held[1] if held is not None and held[0] == state else None
-        if url and width >= 12 and state not in LANE_CHAR:
-            path = printable(url.split("//", 1)[-1], width)
-            text = (path + " " * width)[:width]
-            style = Style(color="black", bgcolor=style.color)
-        out = [Segment(text, style)]
-        if a <= cur < b:  # the cursor's column, marked
-            k = cur - a
-            out = [
-                Segment(text[:k], style),
-                Segment(text[k], style + Style(reverse=True)),
-                Segment(text[k + 1 :], style),
-            ]
+        if width >= 12 and state not in LANE_CHAR:
+            held = lane.state_at(t0 + (a + 0.5) * step)
+            url = held[1] if held is not None and held[0] == state else None
+            if url:
+                path = printable(url.split("//", 1)[-1], width)
+                text = (path + " " * width)[:width]
+                style = _on(state)
+            else:
+                text = "█" * width
+        else:
+            text = LANE_CHAR.get(state, "█") * width
+        if not a <= cur < b:
+            return [Segment(text, style)]
+        k = cur - a  # the cursor's column, marked
+        out = [
+            Segment(text[:k], style),
+            Segment(text[k], style + Style(reverse=True)),
+            Segment(text[k + 1 :], style),
+        ]
         return [s for s in out if s.text]
 
     def render_line(self, y: int) -> Strip:
