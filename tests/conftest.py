@@ -93,6 +93,13 @@ def pytest_make_collect_report(
     )
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache folder of the test's own: a crawl saves its flights under the user's cache
+    (engine/trace/flight.py), and a test must not write into the home of whoever runs it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture(scope="module")
 def site(request: pytest.FixtureRequest) -> Iterator[str]:
     """`crawlscope demo-site` in its own process, one for a test module, started with the

@@ -30,6 +30,7 @@ from .options import (
     demo_config,
     seconds,
     viewer_limits,
+    whole_number,
 )
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def _add_flight_options(parser: argparse.ArgumentParser) -> None:
         "%(default)g, or --flight-mb, whichever is reached first)",
     )  # fmt: skip
     flight.add_argument(
-        "--flight-mb", type=_flight_mb, default=DEFAULT_MB, metavar="MB",
+        "--flight-mb", type=whole_number(1, 65_536), default=DEFAULT_MB, metavar="MB",
         help="keep at most MB megabytes of events in memory (default %(default)s)",
     )  # fmt: skip
     flight.add_argument(
@@ -112,7 +113,7 @@ def _add_flight_options(parser: argparse.ArgumentParser) -> None:
         "$XDG_CACHE_HOME/crawlscope/flights, or ~/.cache/crawlscope/flights)",
     )  # fmt: skip
     flight.add_argument(
-        "--flight-keep", type=_flight_keep, default=DEFAULT_KEEP, metavar="N",
+        "--flight-keep", type=whole_number(0, 10_000), default=DEFAULT_KEEP, metavar="N",
         help="keep the newest N saved flights in that folder, removing older ones "
         "(default %(default)s)",
     )  # fmt: skip
@@ -122,26 +123,6 @@ def _flight_seconds(text: str) -> float:
     value = seconds(text)
     if not 1 <= value <= 86_400:
         raise argparse.ArgumentTypeError(f"{text!r} is not 1 to 86400 seconds")
-    return value
-
-
-def _flight_mb(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MB") from None
-    if not 1 <= value <= 65_536:
-        raise argparse.ArgumentTypeError(f"{text!r} is not 1 to 65536 MB")
-    return value
-
-
-def _flight_keep(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value <= 10_000:
-        raise argparse.ArgumentTypeError(f"{text!r} is not 0 to 10000 files")
     return value
 
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from test_monitor import attached
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -40,24 +41,6 @@ async def recorded(pages: int = 200) -> AsyncIterator[tuple[Crawler, FlightRing,
                 crawler.stop()
                 await crawl
                 recorder.close()
-
-
-@contextlib.asynccontextmanager
-async def attached(url: str) -> AsyncIterator[RemoteCrawl]:
-    remote = RemoteCrawl(url)
-    task = asyncio.create_task(remote.run())
-    try:
-        await until(remote.ready.is_set, "the first frame")
-        yield remote
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-def panels(snap: Any) -> tuple[object, ...]:
-    rows = tuple((w.id, w.state, w.url, w.pages) for w in snap.workers)
-    return (rows, snap.accounting, snap.unfinished, snap.phase)
 
 
 async def test_a_viewers_past_is_the_crawls_from_when_it_joined() -> None:

@@ -25,6 +25,13 @@ pytestmark = pytest.mark.slow
 DEMO = DemoConfig(pages=400, latency=0.05)
 
 
+def status(app: CrawlScopeApp) -> str:
+    from crawlscope.tui.widgets.status_line import StatusLine
+
+    line = app.panels.query_one(StatusLine)
+    return "".join(strip.text for strip in line.render_lines(line.region.reset_offset))
+
+
 def panels(snap: object) -> tuple[object, ...]:
     """What the panels draw from a snapshot, the parts a moment decides."""
     from crawlscope.engine.observe.snapshot import Snapshot
@@ -123,7 +130,8 @@ async def test_f_saves_the_last_minute_and_the_status_line_names_it(
         (path,) = folder.iterdir()
         screen = app.panels
         assert isinstance(screen, LiveScreen)
-        assert screen.note == f"flight saved: {path} (asked)"
+        assert screen.flight_note == path.name
+        await until(pilot, lambda: f"flight saved: {path.name}" in status(app), "the name")
     replay = load_recording(path)
     assert isinstance(replay, ReplayedCrawl)
     replay.goto(len(replay.events))

@@ -146,7 +146,7 @@ class LiveScreen(PanelsScreen):
             text = flight.problem if flight is not None else "cannot save the flight"
             self.notify(text, title="flight recorder", severity="error", timeout=10)
             return
-        self.note = f"flight saved: {saved.path} ({saved.why})"
+        self.flight_note = saved.path.name
         self.notify(f"{saved.path}\nplay it: crawlscope replay FILE", title="flight saved",
                     timeout=10, markup=False)  # fmt: skip
         self.redraw()

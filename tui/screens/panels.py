@@ -21,7 +21,6 @@ from textual.containers import Container
 
 from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.observe.snapshot import OVER, Snapshot
-from crawlscope.engine.observe.timeline import Feed
 from crawlscope.engine.observe.workers import WorkerState, WorkerView
 from crawlscope.engine.urls import origin_of
 
@@ -39,12 +38,12 @@ from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView
-from ..widgets.timeline_screen import TimelineScreen, clock_of
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
 from .direct_paint import DirectPaint
 from .hosts import HostsScreen
+from .time_views import TimeViews
 
 # A crawl waits at most this long for the screen to take its running shape (settle).
 SETTLE_LIMIT = 0.5
@@ -69,7 +68,7 @@ class Backdrop(Container):
     BLANK = True
 
 
-class PanelsScreen(TimedScreen):
+class PanelsScreen(TimedScreen, TimeViews):
     """Draws an ObservedCrawl. Subclasses add the keys: steering a live crawl, or
     moving through a recording."""
 
@@ -390,6 +389,7 @@ class PanelsScreen(TimedScreen):
                 site=self.site,
                 note=self.note,
                 delay=snap.crawl_delay,
+                flight=self.flight_note,
                 pages=a.done + a.failed,
                 # Wall-clock figures too (a step's length): a reproducible screen omits it.
                 warnings=0 if self.reproducible else snap.warning_count,
@@ -482,16 +482,6 @@ class PanelsScreen(TimedScreen):
     def host_controls(self) -> CrawlControls | None:
         """What the hosts screen's keys steer with (None: it only shows the hosts)."""
         return None
-
-    def events_feed(self) -> Feed | None:  # where the timeline reads the past, if kept
-        return None
-
-    def action_timeline(self) -> None:
-        feed, source = self.events_feed(), self.source
-        if feed is None or source is None:
-            self.notify("no recorded past to draw here", timeout=3)
-            return
-        self.app.push_screen(TimelineScreen(feed, clock_of(source)))
 
     def action_hosts(self) -> None:
         if self.source is not None:

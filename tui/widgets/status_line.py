@@ -37,6 +37,7 @@ class StatusView:
     delay: str = ""  # the Crawl-delay that slows the crawl, if a host asked for one
     pages: int | None = None  # fetches finished, done or failed; None: not shown
     warnings: int = 0  # lints raised so far (`w` lists them)
+    flight: str = ""  # the last flight saved (its file's name), once one is
 
 
 class StatusLine(OneLine):
@@ -111,6 +112,8 @@ class StatusLine(OneLine):
         if view.warnings:
             noun = "warning" if view.warnings == 1 else "warnings"
             add((f"   ⚠ {count(view.warnings)} {noun} (w)", "bold yellow"))
+        if view.flight:
+            add((f"   flight saved: {printable(view.flight, 80)}", "yellow"))
         noun = "worker" if view.live_workers == 1 else "workers"
         add((f"   {view.live_workers} {noun}", "bold"))
         if self._states is None:

@@ -1,0 +1,29 @@
+"""What every panels screen offers of time: `t`, the timeline, over the past its source
+keeps (none by default; a live crawl's flight recorder, a recording's events, what an
+attached viewer received), and the status line's word on a saved flight."""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+
+from crawlscope.engine.observe.contract import ObservedCrawl
+from crawlscope.engine.observe.timeline import Feed
+
+from ..widgets.timeline_screen import TimelineScreen, clock_of
+
+
+class TimeViews(Screen[None]):
+    source: ObservedCrawl | None
+    # The last saved flight, for the status line ("" before any): its file's name.
+    flight_note = ""
+
+    def events_feed(self) -> Feed | None:
+        """Where the timeline reads the past; None: this source keeps none."""
+        return None
+
+    def action_timeline(self) -> None:
+        feed, source = self.events_feed(), self.source
+        if feed is None or source is None:
+            self.notify("no recorded past to draw here", timeout=3)
+            return
+        self.app.push_screen(TimelineScreen(feed, clock_of(source)))
