@@ -65,7 +65,7 @@ def run_headless(url: str, workers: int, timeout: float = 600.0) -> dict[str, An
 
 def run_tui(url: str, workers: int, timeout: float = 600.0, keys: bytes = b"") -> dict[str, Any]:
     """Spawn the TUI in a pty; wall seconds from spawn to FINISHED on its screen. `keys`
-    are typed once its first screen is drawn (b"t": the crawl watched on the timeline)."""
+    are typed once the crawl runs (b"t": the crawl watched on the timeline)."""
     with tempfile.TemporaryDirectory() as tmp:
         figures_path = Path(tmp) / "figures.json"
         cmd = [sys.executable, "-m", "bench.terminal", url, "--workers", str(workers)]
@@ -89,7 +89,8 @@ def run_tui(url: str, workers: int, timeout: float = 600.0, keys: bytes = b"") -
             updates = [0]
             shown, drawn = _read_until_finished(master, proc, t0 + timeout, updates, keys)
             wall, stolen = time.perf_counter() - t0, stolen_share(s0, cpu_ticks())
-            os.write(master, b"q")
+            # Out of the screen the keys opened (the timeline's own q closes it), then quit.
+            os.write(master, (b"t" if keys == b"t" else b"") + b"q")
             _drain_until_exit(master, proc, time.perf_counter() + 60)
         finally:
             if proc.poll() is None:
@@ -135,7 +136,7 @@ def _read_until_finished(
 ) -> tuple[bool, int]:
     """Read the app's output until FINISHED is drawn; counts in `updates[0]` the screen
     updates (each drawn between synchronized-output markers). `keys` go in once the
-    first screen update has been read."""
+    crawl shows RUNNING (before, the keys that need a crawl do nothing)."""
     tail = b""
     drawn = 0
     while time.perf_counter() < deadline:
@@ -147,7 +148,7 @@ def _read_until_finished(
         drawn += len(chunk)
         seen = tail + chunk
         updates[0] += seen.count(_SYNC_START) - tail.count(_SYNC_START)
-        if keys and updates[0] >= 2:
+        if keys and b"RUNNING" in seen:  # the crawl has started: its keys apply
             os.write(master, keys)
             keys = b""
         if _ASK_SYNC in seen:

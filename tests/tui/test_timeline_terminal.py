@@ -106,6 +106,8 @@ def test_the_live_timeline_follows_now_until_scrolled_back(site: str) -> None:
         term.wait_for(lambda: "RUNNING" in term.text(), "the running crawl")
         term.send(b"t")
         term.wait_for(lambda: "following now" in term.text(), "the timeline")
+        # The phase leads the title, as on every screen of a crawl.
+        assert term.line(0).split()[0] in ("RUNNING", "FINISHED"), term.line(0)
         _, first = title_figures(term.line(0))
         term.wait_for(lambda: title_figures(term.line(0))[1] >= first + 1.0, "now moving on")
         term.send(b"[")

@@ -159,9 +159,9 @@ class TimelineView(Widget):
 
     def _title(self, width: int) -> Strip:
         follow = "following now" if self.follow else "f: follow now"
-        text = (
-            f" {self.span:g} s across  cursor {self.cursor_t:.3f} s  sort by {self.sort}  {follow}"
-        )
+        # The phase first, as on every screen of a crawl: FINISHED is read off it.
+        text = f" {self.phase.upper()}  {self.span:g} s across  cursor {self.cursor_t:.3f} s"
+        text += f"  sort by {self.sort}  {follow}"
         worker = self.selected_worker()
         if worker is not None:
             held = self.timeline.lanes[worker].state_at(self.cursor_t)
