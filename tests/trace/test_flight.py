@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from bench.recorder_cost import held_bytes
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.observe.waterfall import waterfalls
-from crawlscope.engine.records import FetchRecord
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
 from crawlscope.engine.trace.flight import FlightRing
 from crawlscope.engine.trace.load import load_recording
@@ -77,26 +77,6 @@ async def test_a_waterfall_holds_what_the_server_and_the_gate_imposed(serve: Any
     assert gated[0] + falls[root + "p/1"].part("queue") >= 0.0
 
 
-def deep_size(items: list[Any]) -> int:
-    """What the ring's items hold, object by object, each object once (a URL string the
-    crawler shares is counted here too: an upper bound). Left out: dict keys, the code's
-    own literals; and fetch records, which the ledger keeps for the whole crawl anyway."""
-    seen: set[int] = set()
-    total = 0
-    todo: list[Any] = list(items)
-    while todo:
-        obj = todo.pop()
-        if id(obj) in seen or isinstance(obj, FetchRecord):
-            continue
-        seen.add(id(obj))
-        total += sys.getsizeof(obj)
-        if isinstance(obj, dict):
-            todo.extend(obj.values())
-        elif isinstance(obj, list | tuple):
-            todo.extend(obj)
-    return total
-
-
 @pytest.mark.slow
 async def test_the_ring_holds_its_bound_and_what_it_let_go_is_folded() -> None:
     bound = 1 << 20
@@ -108,7 +88,7 @@ async def test_the_ring_holds_its_bound_and_what_it_let_go_is_folded() -> None:
         recorder.close()
     assert ring.dropped > 0, "the crawl never filled the ring"
     # The estimate is not below what the events hold, measured object by object...
-    measured = deep_size(ring.items())
+    measured = held_bytes(ring.items())
     assert ring.bytes >= measured, (ring.bytes, measured)
     # ...and the ring keeps within its bound, give or take the chunk being filled.
     assert ring.bytes - ring.filling <= bound, (ring.bytes, ring.filling)
