@@ -228,7 +228,11 @@ def test_the_contract_scan_sees_the_engine_reached_through_a_package() -> None:
 # for `crawlscope tui --engine ...`, which hands it only a config: it, and nothing else
 # there, may import engine/lecture/live.py (the one reader of a stage's insides).
 LECTURE = TUI / "lecture"
-LECTURE_CONTRACT = {"crawlscope.engine.lecture.observe", "crawlscope.engine.lecture.snapshot"}
+LECTURE_CONTRACT = {
+    "crawlscope.engine.lecture.observe",
+    "crawlscope.engine.lecture.snapshot",
+    "crawlscope.engine.lecture.step_lanes",  # who ran when, read from the snapshots alone
+}
 LECTURE_OPENERS = {"app.py": {"crawlscope.engine.lecture.live"}}
 
 

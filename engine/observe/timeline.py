@@ -10,6 +10,7 @@ shows, not what the crawl did.
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -62,6 +63,10 @@ class ListFeed:
 
 
 DENSE = 3  # changes within a column beyond which its middle stands for it
+# Seconds by which the counts may come out of order (a state change is stamped when the
+# worker entered it, a fetch when it is recorded): a column of the strips is kept for the
+# next frame once it ended this long before the last change.
+LATE = 0.1
 
 
 @dataclass(slots=True)
@@ -70,6 +75,11 @@ class Lane:
     times: list[float] = field(default_factory=list)  # when each state began
     states: list[str] = field(default_factory=list)
     urls: list[str | None] = field(default_factory=list)
+    # The columns worked out at the last frame that no later change can alter: from
+    # column `_from` on, on the grid of `_step` (Lane.columns).
+    _settled: list[str | None] = field(default_factory=list)
+    _from: int = 0
+    _step: float = 0.0
 
     def at(self, t: float) -> int:
         """The index of the state held at `t` (-1: before the first)."""
@@ -81,34 +91,49 @@ class Lane:
             return None
         return self.states[i], self.urls[i], self.times[i]
 
-    def columns(self, t0: float, step: float, n: int) -> list[str | None]:
-        """The state held longest across each of `n` columns of `step` seconds from `t0`
-        (None before the lane's first state); in a column with more than DENSE changes,
-        the state held at its middle. One pass over the columns: a frame costs the
-        screen's width plus the few changes it weighs, however busy the lane."""
-        out: list[str | None] = []
+    def columns(self, k0: int, step: float, n: int) -> list[str | None]:
+        """The state held longest across each of `n` columns of `step` seconds, column `k`
+        spanning [k * step, (k + 1) * step), from column `k0` (None before the lane's
+        first state); in a column with more than DENSE changes, the state held at its
+        middle. Columns are numbered on a grid fixed by `step` so that one that ended
+        before the lane's last change, which no later event can alter, is worked out once
+        and read from then on: a frame works out the columns that moved, not the screen."""
+        times = self.times
+        if not times:
+            return [None] * n
+        # A column is for good once it ends by the last change (a worker's changes come in
+        # order), while it begins after the first kept (what came before may be let go).
+        first = math.ceil(times[0] / step)  # the first column that begins after it
+        kept = self._settled if self._step == step and k0 >= max(first, self._from) else []
+        out = kept[k0 - self._from : k0 - self._from + n]
+        column = self._column
+        for k in range(k0 + len(out), k0 + n):
+            out.append(column(k * step, (k + 1) * step))
+        if k0 >= first:
+            # The columns ended by the last change (one fewer: a rounding at the edge).
+            settled = min(n, math.floor(times[-1] / step) - k0 - 1)
+            self._settled, self._from, self._step = out[: max(settled, 0)], k0, step
+        else:
+            self._settled = []
+        return out
+
+    def _column(self, start: float, end: float) -> str | None:
         times, states = self.times, self.states
         right = bisect.bisect_right
-        i = right(times, t0) - 1  # the state held at the first column's start
-        for c in range(n):
-            start, end = t0 + c * step, t0 + (c + 1) * step
-            last = right(times, end, i + 1) - 1  # the state held at the column's end
-            if last == i:  # no change within the column
-                out.append(states[i] if i >= 0 else None)
-                continue
-            if last - i > DENSE:
-                out.append(states[right(times, (start + end) / 2, i + 1, last + 1) - 1])
-                i = last
-                continue
-            held: dict[str, float] = {}
-            edge = start
-            for j in range(i + 1, last + 1):
-                if i >= 0:
-                    held[states[i]] = held.get(states[i], 0.0) + times[j] - edge
-                edge, i = times[j], j
-            held[states[i]] = held.get(states[i], 0.0) + end - edge
-            out.append(max(held, key=held.__getitem__))
-        return out
+        i = right(times, start) - 1  # the state held at the column's start
+        last = bisect.bisect_left(times, end, i + 1) - 1  # the last to begin within it
+        if last == i:  # no change within the column
+            return states[i] if i >= 0 else None
+        if last - i > DENSE:
+            return states[right(times, (start + end) / 2, i + 1, last + 1) - 1]
+        held: dict[str, float] = {}
+        edge = start
+        for j in range(i + 1, last + 1):
+            if i >= 0:
+                held[states[i]] = held.get(states[i], 0.0) + times[j] - edge
+            edge, i = times[j], j
+        held[states[i]] = held.get(states[i], 0.0) + end - edge
+        return max(held, key=held.__getitem__)
 
     def trim(self, before: float) -> None:
         """Forget the states that ended before `before` (the one held then stays)."""
@@ -125,6 +150,8 @@ class Counts:
     queued: list[int] = field(default_factory=list)
     unfinished: list[int] = field(default_factory=list)
     done: list[int] = field(default_factory=list)
+    # What column_max kept of its last frame, by series: from which column, on which grid.
+    _kept: dict[int, tuple[int, float, list[int]]] = field(default_factory=dict)
 
     def add(self, t: float, queued: int, unfinished: int, done: int) -> None:
         if self.times and (queued, unfinished, done) == (
@@ -142,21 +169,43 @@ class Counts:
         i = bisect.bisect_right(self.times, t) - 1
         return series[i] if i >= 0 else 0
 
-    def column_max(self, series: Sequence[int], t0: float, step: float, n: int) -> list[int]:
-        """The largest value of `series` in each column (the value held at its start
-        when it did not change within it)."""
-        out = []
+    def column_max(self, series: list[int], k0: int, step: float, n: int) -> list[int]:
+        """The largest value of `series` in each column of the grid of `step` (Lane.columns),
+        from column `k0` (the value held at its start when it did not change within it).
+        Columns that ended LATE before the last change are kept for the next frame, as a
+        lane keeps its own."""
         times = self.times
-        for c in range(n):
-            a = bisect.bisect_right(times, t0 + c * step) - 1
-            b = bisect.bisect_right(times, t0 + (c + 1) * step)
-            lo = max(a, 0)
-            out.append(max(series[lo:b]) if b > lo else (series[a] if a >= 0 else 0))
+        if not times:
+            return [0] * n
+        kept_from, kept_step, kept = self._kept.get(id(series), (0, 0.0, []))
+        first = math.ceil(times[0] / step)
+        if kept_step != step or k0 < max(first, kept_from):
+            kept = []
+        out = kept[k0 - kept_from : k0 - kept_from + n]
+        out += self._column_max(series, k0 + len(out), step, n - len(out))
+        if k0 >= first:
+            settled = min(n, math.floor((times[-1] - LATE) / step) - k0 - 1)
+            self._kept[id(series)] = (k0, step, out[: max(settled, 0)])
         return out
 
-    def rates(self, t0: float, step: float, n: int) -> list[float]:
-        """Pages done a second in each column."""
-        edges = [self.value_at(self.done, t0 + c * step) for c in range(n + 1)]
+    def _column_max(self, series: list[int], k0: int, step: float, n: int) -> list[int]:
+        out = []
+        times = self.times
+        right = bisect.bisect_right
+        edge = right(times, k0 * step)
+        for k in range(k0, k0 + n):
+            a = edge - 1
+            edge = right(times, (k + 1) * step, max(a, 0))
+            lo = max(a, 0)
+            if edge > lo:
+                out.append(series[lo] if edge - lo == 1 else max(series[lo:edge]))
+            else:
+                out.append(series[a] if a >= 0 else 0)
+        return out
+
+    def rates(self, k0: int, step: float, n: int) -> list[float]:
+        """Pages done a second in each column of the grid of `step`, from column `k0`."""
+        edges = [self.value_at(self.done, k * step) for k in range(k0, k0 + n + 1)]
         return [(edges[c + 1] - edges[c]) / step for c in range(n)]
 
     def trim(self, before: float) -> None:

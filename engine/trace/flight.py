@@ -4,7 +4,7 @@ Every event the Recorder makes (recording.py: one writer, one format) lands here
 whether or not `--record` also writes it to a file. The ring is bounded twice, by age
 (`seconds`) and by an estimate of its bytes (`max_bytes`), whichever bites first; what it
 lets go is folded into `base`, the state of the crawl just before the oldest event kept,
-so that any moment still in the ring can be shown whole: rewind (a ReplayedCrawl over the
+so that any moment still in the ring can be shown whole: rewind (a KeptPast over the
 ring), the timeline, a fetch's waterfall, and a saved flight that `crawlscope replay`
 plays.
 
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from .events import FETCH, STATE, Item, to_event
-from .replay import CrawlState, ReplayedCrawl, apply_event
+from .kept_past import KeptPast, state_at
+from .replay import CrawlState
 
 DEFAULT_SECONDS = 600.0
 DEFAULT_MB = 64
@@ -125,9 +126,7 @@ class FlightRing:
             self.bytes -= size
             self._closed_bytes -= size
             self.dropped += len(oldest)
-            base = self.base
-            for item in oldest:
-                apply_event(base, to_event(item))
+            state_at(self.base, oldest, len(oldest), copy=False)
 
     @property
     def filling(self) -> int:
@@ -204,9 +203,10 @@ class FlightRing:
                 return float(chunk[-1][1])
         return 0.0
 
-    def replay(self) -> ReplayedCrawl:
-        """The kept past as a recording, from the state before its first event."""
-        return ReplayedCrawl(self.start, self.events(), self.base)
+    def replay(self) -> KeptPast:
+        """The kept past as a recording, from the state before its first event: its own
+        copy, which the ring's going on does not change."""
+        return KeptPast(self.start, self.items(), self.base.copy())
 
 
 # ---- a saved flight: the last minute as a recording file -----------------------------
@@ -237,18 +237,17 @@ def flight_lines(ring: FlightRing, seconds: float = FLIGHT_SECONDS) -> Iterator[
     """The last `seconds` of `ring` as a recording's lines: a start line, the prelude that
     sets the scene at the first moment, then the events. Times start at 0 (the start line
     says where in the crawl they were: "offset")."""
-    events = ring.events()
+    items = ring.items()
     cut = ring.last_t - seconds
-    first = next((i for i, e in enumerate(events) if float(e["t"]) >= cut), len(events))
-    before = ReplayedCrawl(ring.start, events[:first], ring.base)
-    before.goto(first)
-    state = before.state
-    offset = float(events[first]["t"]) if first < len(events) else ring.last_t
+    first = next((i for i, item in enumerate(items) if float(item[1]) >= cut), len(items))
+    state = state_at(ring.base, items, first)
+    events = [to_event(item) for item in items[first:]]
+    offset = float(events[0]["t"]) if events else ring.last_t
     start = dict(ring.start, wall=float(ring.start.get("wall", 0.0)) + offset, offset=offset)
     yield json.dumps(start, ensure_ascii=True)
     for event in prelude(state, 0.0):
         yield json.dumps(event, ensure_ascii=True)
-    for event in events[first:]:
+    for event in events:
         shifted = dict(event, t=max(float(event["t"]) - offset, 0.0))
         yield json.dumps(shifted, ensure_ascii=True)
 

@@ -148,7 +148,7 @@ class Recorder:
         timing = None
         if t - self._timings.get(wid, -TIMING_EVERY) >= TIMING_EVERY:
             self._timings[wid] = t
-            timing = list(w.timing.summary())
+            timing = tuple(w.timing.summary())  # a plain tuple: the collector lets it be
         flags = (PAUSED if w.paused else 0) | (RETIRING if w.retiring else 0)
         item = (STATE, t, wid, w.state._value_, url, w.pages, flags, timing, counts)
         ring = self.ring

@@ -160,13 +160,18 @@ def events_from_bytes(path: str | Path, data: bytes) -> tuple[dict[str, Any], li
 
 class ReplayedCrawl:
     def __init__(
-        self, start: dict[str, Any], events: list[dict[str, Any]], base: CrawlState | None = None
+        self,
+        start: dict[str, Any],
+        events: Sequence[dict[str, Any]],
+        base: CrawlState | None = None,
+        times: list[float] | None = None,
     ) -> None:
         """`base`: the state before the first of `events` (the flight recorder's, whose
-        older events are gone); a fresh crawl's when None."""
+        older events are gone); a fresh crawl's when None. `times`: each event's, when
+        known without reading the events (kept_past.py)."""
         try:
             self.config = config_from_plain(start.get("config"))
-            self._times = [float(e["t"]) for e in events]
+            self._times = times if times is not None else [float(e["t"]) for e in events]
         except (KeyError, TypeError, ValueError) as exc:  # BadMessage is a ValueError
             raise ReplayError(f"a recording with a broken line: {exc}") from None
         self.events = events
@@ -192,6 +197,8 @@ class ReplayedCrawl:
 
     def extend(self, events: list[dict[str, Any]]) -> None:
         """More events after the last (a crawl going on while it is looked back at)."""
+        if not isinstance(self.events, list):
+            raise TypeError("only a list of events is extended by events")
         for event in events:
             self._times.append(float(event["t"]))
             self.events.append(event)

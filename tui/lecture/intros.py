@@ -9,13 +9,15 @@ INTROS = {
         "and the loop calls the function registered for each. A fetch is a chain of those "
         "callbacks (connected, then read_response), and its state lives in a Fetcher "
         "object, because no stack survives from one callback to the next. Press n to run "
-        "one callback, ← to step back, p to let it run, → for stage 2."
+        "one callback, ← to step back, p to let it run, l to see which fetch each step moved "
+        "on, → for stage 2."
     ),
     "generators": (
         "Stage 2: coroutines from generators. Each worker is a generator that yields a "
         "Future when it must wait; a Task drives it with send() and resumes it when that "
         "Future is resolved. The yield-from chain below each task is its suspended stack, "
-        "the one callbacks lost. Press n to step, ← to step back, p to run, → stage 3."
+        "the one callbacks lost. Press n to step, ← to step back, p to run, l to see which "
+        "task ran at each step, → stage 3."
     ),
 }
 # What the lecture says before handing over to the main TUI (stage 3).

@@ -26,9 +26,11 @@ from textual.timer import Timer
 
 from crawlscope.engine.lecture.observe import LiveStage
 from crawlscope.engine.lecture.snapshot import StageSnapshot, Told
+from crawlscope.engine.lecture.step_lanes import StepFeed
 from crawlscope.engine.observe.text import printable
 from crawlscope.engine.report import Crawl
 
+from ..widgets.timeline_screen import TimelineScreen
 from .stage_panels import StagePanels, Words, ending, over_word
 from .widgets.traceback_screen import TracebackScreen
 
@@ -60,6 +62,9 @@ class StageScreen(StagePanels):
         Binding("right_square_bracket", "speed(1)", "Faster", key_display="]"),
         Binding("left_square_bracket", "speed(-1)", "Slower", key_display="["),
         Binding("t", "traceback", "Traceback"),
+        Binding(
+            "l", "lanes", "Lanes", show=False
+        ),  # the footer is full at 80 columns: the intros name it
     ]
 
     def __init__(
@@ -215,6 +220,16 @@ class StageScreen(StagePanels):
         index = SPEEDS.index(self.speed) if self.speed in SPEEDS else 1
         self.speed = SPEEDS[min(max(index + direction, 0), len(SPEEDS) - 1)]
         self._redraw()
+
+    def action_lanes(self) -> None:
+        """Who ran when: a lane per fetch slot or task over the steps kept (LOOK_BACK)."""
+        feed = StepFeed(lambda: self.history)
+
+        def clock() -> tuple[float, str]:
+            snap = self.history[-1] if self.looking is None else self.history[self.looking]
+            return float(snap.steps), snap.phase.value
+
+        self.app.push_screen(TimelineScreen(feed, clock, "who ran when", "steps", feed.label))
 
     def action_traceback(self) -> None:
         """Crawl the root again with a parser that raises, and show the traceback."""

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from textual.binding import BindingType
 
+from crawlscope.engine.observe.timeline import Feed
 from crawlscope.engine.trace.flight import FlightRing
 
 from ..frame_budget import FRAMES_PER_SECOND
@@ -31,16 +32,19 @@ class RewindScreen(ReplayScreen):
     ) -> None:
         self.ring = ring
         self._seen = ring.added
-        replay = ring.replay()
+        self.past = replay = ring.replay()
         super().__init__(replay, "rewind", paused=True, fps=fps, reproducible=reproducible)
         replay.seek(replay.duration - OPEN_BACK)
         self.observe(replay, "rewind: the recorded past, while the crawl goes on (r: back to now)")
 
     def advance(self) -> None:
         # The crawl's new events, so that playing on runs into the present.
-        self.replay.extend(self.ring.events(since=self._seen))  # type: ignore[attr-defined]
+        self.past.extend_items(self.ring.items(since=self._seen))
         self._seen = self.ring.added
         super().advance()
+
+    def events_feed(self) -> Feed | None:
+        return self.ring
 
     def action_back_to_now(self) -> None:
         self.dismiss()

@@ -12,8 +12,10 @@ the waterfall of the fetch under the cursor.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Callable
+from itertools import groupby
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -42,6 +44,12 @@ BLOCKS = " ▁▂▃▄▅▆▇█"
 SORTS = ("worker", "time")
 # The crawl's clock (Snapshot.elapsed) and phase, read at each frame.
 Clock = Callable[[], tuple[float, str]]
+# A lane's label, from its number: a worker's id, or a lecture stage's task.
+Label = Callable[[int], str]
+
+
+def worker_label(worker: int) -> str:
+    return f"w{worker}"
 
 
 def clock_of(source: ObservedCrawl) -> Clock:
@@ -58,7 +66,9 @@ def lane_style(state: str) -> Style:
     try:
         words = STATE_STYLE[WorkerState(state)]
     except (KeyError, ValueError):
-        return Style(color="white")
+        # Not a worker's state: a lecture stage's "ran" (engine/lecture/step_lanes.py),
+        # bright, its step's one event; any other (a task done, the crawl's phase), grey.
+        return Style(color="bright_white", bold=True) if state == "ran" else Style(color="grey50")
     colour = next((w for w in words.split() if w not in ("bold", "dim", "italic")), "white")
     if "on" in words.split():
         colour = words.split()[-1]  # "black on yellow": the background is the colour
@@ -83,10 +93,14 @@ class TimelineView(Widget):
 
     DEFAULT_CSS = "TimelineView { height: 1fr; }"
 
-    def __init__(self, timeline: Timeline, now: Clock) -> None:
+    def __init__(
+        self, timeline: Timeline, now: Clock, unit: str = "s", label: Label | None = None
+    ) -> None:
         super().__init__()
         self.timeline = timeline
         self.now = now  # the crawl's clock and phase: the present (or a replay's moment)
+        self.unit = unit  # of the time axis: seconds, or a lecture stage's steps
+        self.label = label or worker_label
         self.phase = ""
         self.span = 10.0
         self.end = 0.0  # the time at the right edge
@@ -107,8 +121,15 @@ class TimelineView(Widget):
         return self.span / self.columns
 
     @property
+    def first_column(self) -> int:
+        """The number of the leftmost column on the grid of `step` (Lane.columns): the
+        view ends at the column edge at or before `end`, so that the columns of one frame
+        are those of the next, moved."""
+        return math.floor(self.end / self.step) - self.columns
+
+    @property
     def start(self) -> float:
-        return self.end - self.span
+        return self.first_column * self.step
 
     @property
     def cursor_column(self) -> int:
@@ -142,32 +163,35 @@ class TimelineView(Widget):
 
     def _build(self) -> None:
         width = self.size.width
-        n, t0, step = self.columns, self.start, self.step
+        n, k0, step = self.columns, self.first_column, self.step
+        t0 = k0 * step
         counts = self.timeline.counts
         rows: list[Strip] = [self._title(width), self._axis(n, t0)]
-        rows.append(self._strip("queue", counts.column_max(counts.queued, t0, step, n)))
-        rows.append(self._strip("unfin", counts.column_max(counts.unfinished, t0, step, n)))
-        rows.append(self._strip("pages/s", counts.rates(t0, step, n)))
+        rows.append(self._strip("queue", counts.column_max(counts.queued, k0, step, n)))
+        rows.append(self._strip("unfin", counts.column_max(counts.unfinished, k0, step, n)))
+        rows.append(self._strip("pages/s", counts.rates(k0, step, n)))
         shown = self.lanes_shown()
         if self.selected < self.top:
             self.top = self.selected
         elif self.selected >= self.top + shown:
             self.top = self.selected - shown + 1
         for i in range(self.top, min(self.top + shown, len(self._order))):
-            rows.append(self._lane(self._order[i], i == self.selected, n, t0, step))
+            rows.append(self._lane(self._order[i], i == self.selected, n, k0, step))
         self._rows = rows
 
     def _title(self, width: int) -> Strip:
         follow = "following now" if self.follow else "f: follow now"
         # The phase first, as on every screen of a crawl: FINISHED is read off it.
-        text = f" {self.phase.upper()}  {self.span:g} s across  cursor {self.cursor_t:.3f} s"
+        unit = self.unit
+        text = f" {self.phase.upper()}  {self.span:g} {unit} across"
+        text += f"  cursor {self.cursor_t:.3f} {unit}"
         text += f"  sort by {self.sort}  {follow}"
         worker = self.selected_worker()
         if worker is not None:
             held = self.timeline.lanes[worker].state_at(self.cursor_t)
             if held is not None:
                 state, url, _since = held
-                text += f"  |  w{worker} {state}"
+                text += f"  |  {self.label(worker)} {state}"
                 if url:
                     text += f" {printable(url, 200)}"
         return Strip([Segment(text[:width].ljust(width), Style(bold=True))])
@@ -176,7 +200,7 @@ class TimelineView(Widget):
         cells = [" "] * n
         every = max(n // 6, 10)
         for c in range(0, n, every):
-            label = f"|{t0 + c * self.step:.1f}s"
+            label = f"|{t0 + c * self.step:.1f}{'s' if self.unit == 's' else ''}"
             for k, ch in enumerate(label):
                 if c + k < n:
                     cells[c + k] = ch
@@ -195,20 +219,22 @@ class TimelineView(Widget):
         return Strip([Segment(label, Style(dim=True)), Segment(cells, Style(color="cyan")),
                       Segment(f" max {figure}", Style(dim=True))])  # fmt: skip
 
-    def _lane(self, worker: int, picked: bool, n: int, t0: float, step: float) -> Strip:
+    def _lane(self, worker: int, picked: bool, n: int, k0: int, step: float) -> Strip:
         lane = self.timeline.lanes[worker]
-        states = lane.columns(t0, step, n)
-        label = f"w{worker}"[: LABEL - 1].ljust(LABEL - 1) + " "
+        states = lane.columns(k0, step, n)
+        t0 = k0 * step
+        label = self.label(worker)[: LABEL - 1].ljust(LABEL - 1) + " "
         segments = [Segment(label, Style(reverse=picked, bold=picked))]
         cur = self.cursor_column
         c = 0
-        while c < n:
-            state = states[c]
-            run = c
-            while run < n and states[run] == state:
-                run += 1
+        add = segments.append
+        for state, group in groupby(states):
+            run = c + len(tuple(group))
             if state is None:
-                segments.append(Segment(" " * (run - c)))
+                add(Segment(" " * (run - c)))
+            elif run - c < 12 and not c <= cur < run:
+                # Most runs, at a busy lane's pace: a few cells of one colour, no URL.
+                add(Segment(LANE_CHAR.get(state, "█") * (run - c), lane_style(state)))
             else:
                 segments.extend(self._run(lane, state, c, run, t0, step, cur))
             c = run
@@ -267,9 +293,16 @@ class TimelineScreen(Screen[None]):
         Binding("enter", "waterfall", "Waterfall"),
     ]
 
-    def __init__(self, feed: Feed, now: Clock, title: str = "timeline") -> None:
+    def __init__(
+        self,
+        feed: Feed,
+        now: Clock,
+        title: str = "timeline",
+        unit: str = "s",
+        label: Label | None = None,
+    ) -> None:
         super().__init__()
-        self.view = TimelineView(Timeline(feed), now)
+        self.view = TimelineView(Timeline(feed), now, unit, label)
         self.title_text = title
 
     def compose(self) -> ComposeResult:
@@ -337,6 +370,9 @@ class TimelineScreen(Screen[None]):
             return
         feed = v.timeline.feed
         events, _ = feed.new_events(0)
+        if not events:
+            self.notify("no fetches recorded here to draw a waterfall of", timeout=3)
+            return
         fall = waterfall_of(events, url)
         if fall is None:
             self.notify("that fetch has not finished yet, or began before the kept past",

@@ -1,0 +1,125 @@
+"""A rewind's jump (engine/trace/kept_past.py): the state at a moment read straight from the
+ring's items is the state that applying every event before it gives, field by field, at
+every moment, whether the ring let go of its oldest events or not. A real crawl of a real
+server with failures, redirects, paused and retiring workers and a warning."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.trace.events import COUNT_KEYS, to_event
+from crawlscope.engine.trace.flight import FlightRing
+from crawlscope.engine.trace.kept_past import state_at
+from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.trace.replay import CrawlState, apply_event
+
+
+async def busy_crawl(ring: FlightRing) -> Crawler:
+    """A crawl whose events hold every kind a state can be made of."""
+    site = DemoConfig(pages=400, latency=0.002, error_rate=0.1)
+    async with DemoServer(site) as demo:
+        crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=6, max_tries=1))
+        recorder = Recorder(crawler, None, ring)
+        task = asyncio.ensure_future(crawler.crawl())
+        while len(crawler.ledger.done) < 60:
+            await asyncio.sleep(0.01)
+        crawler.pause(1)
+        crawler.pause_all()
+        await asyncio.sleep(0.05)
+        crawler.resume_all()
+        crawler.remove_worker()
+        crawler.add_worker()
+        await task
+        recorder.close()
+    return crawler
+
+
+def fields(state: CrawlState) -> dict[str, object]:
+    return {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+
+
+def folded(base: CrawlState, ring: FlightRing, k: int) -> CrawlState:
+    s = base.copy()
+    s.index = 0
+    for item in ring.items()[:k]:
+        apply_event(s, to_event(item))
+        s.index += 1
+    return s
+
+
+@pytest.mark.parametrize("bound", [None, 200_000], ids=["whole", "let-go"])
+async def test_the_state_read_from_the_items_is_the_state_folded(bound: int | None) -> None:
+    ring = FlightRing() if bound is None else FlightRing(max_bytes=bound)
+    crawler = await busy_crawl(ring)
+    items = ring.items()
+    assert (ring.dropped > 0) == (bound is not None)
+    kinds = {to_event(item)["kind"] for item in items}
+    assert {"state", "fetch", "hosts", "phase", "end"} <= kinds, kinds
+    assert any(item[0] == 0 and item[6] for item in items), "no paused or retiring worker"
+    assert crawler.ledger.failed
+    # Every moment from the first to the last, each checked against its own fold.
+    fold = ring.base.copy()
+    fold.index = 0
+    for k in range(len(items) + 1):
+        if k % 97 == 0 or k < 5 or k > len(items) - 5:
+            got = state_at(ring.base, items, k)
+            assert fields(got) == fields(fold), k
+        if k < len(items):
+            apply_event(fold, to_event(items[k]))
+            fold.index += 1
+    assert fold.counts["phase"] == "finished" and fold.ended_at is not None
+    assert fold.hops and fold.failed and any(w.timing.step_p50 for w in fold.workers.values())
+
+
+async def test_a_rewind_jumps_back_and_forth_to_where_the_file_is() -> None:
+    ring = FlightRing(max_bytes=200_000)
+    await busy_crawl(ring)
+    past = ring.replay()
+    items = ring.items()
+    for k in (len(items), 3, len(items) // 2, 7, len(items) - 1, len(items) // 3 + 1):
+        past.goto(k)
+        assert fields(past.state) == fields(folded(ring.base, ring, k)), k
+
+
+def test_a_crawl_ends_where_its_counts_first_say_so() -> None:
+    """A worker's state change may carry the counts of a crawl just stopped before the
+    phase's own event does: the clock stops there, as a fold stops it."""
+    stopped = ("stopped", 0, 3, 9, 6, 0, 0, 0, 0)
+    running = ("running", *stopped[1:])
+    items = [
+        (0, 1.0, 1, "headers", "http://a/", 0, 0, None, running),
+        (0, 2.0, 1, "cancelled", None, 0, 0, None, stopped),
+        (2, 2.5, {"t": 2.5, "kind": "phase", **dict(zip(COUNT_KEYS, stopped, strict=True))}),
+    ]
+    for k in range(4):
+        got, want = state_at(CrawlState(), items, k), CrawlState()
+        for item in items[:k]:
+            apply_event(want, to_event(item))
+        want.index = k
+        assert fields(got) == fields(want), k
+    assert state_at(CrawlState(), items, 2).ended_at == 2.0
+
+
+async def test_a_rewind_reads_from_the_states_it_kept_on_its_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a kept state every 500 events, jumps land from the nearest one and still
+    agree with the fold, wherever they go and in any order."""
+    from crawlscope.engine.trace import kept_past
+
+    monkeypatch.setattr(kept_past, "MARK_EVERY", 500)
+    monkeypatch.setattr(kept_past, "JUMP_AFTER", 100)
+    ring = FlightRing(max_bytes=200_000)
+    await busy_crawl(ring)
+    past = ring.replay()
+    n = len(ring.items())
+    for k in (n - 2, 1, n // 2, n // 2 + 50, 640, n // 2 - 1, n):
+        past.goto(k)
+        assert fields(past.state) == fields(folded(ring.base, ring, k)), k
+    assert len(past._marks) == 1 + (n - 2) // 500
