@@ -54,6 +54,20 @@ class Terminal:
             self.stream.feed(data)
             wait = 0.0
 
+    def settle(self, quiet: float = 0.2) -> None:
+        """Read until the screen is the same before and after `quiet` seconds of reading:
+        a frame is written in pieces, and a screen read between two of them mixes two
+        frames. For a screen that stops changing (a paused replay); TIMEOUT bounds it."""
+        deadline = time.monotonic() + TIMEOUT
+        before = self.text()
+        while time.monotonic() < deadline:
+            self.pump(quiet)
+            now = "\n".join(self.screen.display)
+            if now == before:
+                return
+            before = now
+        raise AssertionError(f"the screen never stopped changing:\n{self.text()}")
+
     def send(self, keys: bytes) -> None:
         os.write(self.master, keys)
 

@@ -49,7 +49,9 @@ def test_never_collected():
 """
 
 
-def run_sample(tmp_path: Path, ci: str | None, sample: str = SAMPLE) -> str:
+def run_sample(
+    tmp_path: Path, ci: str | None, sample: str = SAMPLE, extra: tuple[str, ...] = ()
+) -> str:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "test_sample.py").write_text(sample)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
@@ -58,16 +60,21 @@ def run_sample(tmp_path: Path, ci: str | None, sample: str = SAMPLE) -> str:
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
-         "--rootdir", str(tmp_path), str(tmp_path)],
+         "--rootdir", str(tmp_path), *extra, str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     return f"{done.stdout}\nexit code {done.returncode}"
 
 
-@pytest.mark.parametrize("ci", ["true", "1"])
+@pytest.mark.parametrize(
+    ("ci", "extra"), [("true", ()), ("1", ()), ("true", ("-n", "2"))],
+    ids=["true", "1", "two-at-a-time"],  # the last as the README's command runs the tests
+)  # fmt: skip
 @pytest.mark.slow
-def test_on_ci_a_skip_fails_unless_the_test_says_why(tmp_path: Path, ci: str) -> None:
-    out = run_sample(tmp_path, ci)
+def test_on_ci_a_skip_fails_unless_the_test_says_why(
+    tmp_path: Path, ci: str, extra: tuple[str, ...]
+) -> None:
+    out = run_sample(tmp_path, ci, extra=extra)
     # A skip in a fixture fails the test's setup: pytest counts that as an error.
     assert "1 failed, 1 passed, 1 skipped, 1 xfailed, 1 error" in out, out
     assert "FAILED test_sample.py::test_skips" in out, out

@@ -9,7 +9,7 @@ ring), the timeline, a fetch's waterfall, and a saved flight that `crawlscope re
 plays.
 
 Events are kept in chunks so that letting go of the oldest costs one pop per chunk and
-the bounds are looked at once per chunk, not per event: the always-on cost is a dict
+the bounds are looked at once per chunk, not per event: the always-on cost is a tuple
 appended to a list (bench/recorder_cost.py measures it).
 """
 
@@ -184,6 +184,37 @@ class FlightRing:
         added = self.added
         return self.events(since=seen), added
 
+    def events_for(self, url: str) -> list[dict[str, Any]]:
+        """What a waterfall of `url`'s last kept fetch is cut from (observe/waterfall.py),
+        found from the newest item back and made objects alone: its record, its worker's
+        state changes while holding it, and its referrer's last record before its own
+        (kept in the stream's order, which a state change's time, stamped when the worker
+        entered it, may not follow to the microsecond)."""
+        items = self.items()
+        i = len(items) - 1
+        while i >= 0 and _fetch_url(items[i]) != url:
+            i -= 1
+        if i < 0:
+            return []
+        record = _record(items[i])
+        worker, referrer = record.get("worker"), record.get("referrer")
+        picked = [i]
+        j = i - 1
+        while j >= 0:
+            held = _state_of(items[j])
+            if held is not None and held[0] == worker:
+                if held[1] != url:
+                    break  # before the worker took it
+                picked.append(j)
+            j -= 1
+        j = i - 1
+        while referrer is not None and j >= 0:
+            if _fetch_url(items[j]) == referrer:
+                picked.append(j)
+                break
+            j -= 1
+        return [to_event(items[k]) for k in sorted(picked)]
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for chunk in self._chunks:
             for item in chunk:
@@ -207,6 +238,29 @@ class FlightRing:
         """The kept past as a recording, from the state before its first event: its own
         copy, which the ring's going on does not change."""
         return KeptPast(self.start, self.items(), self.base.copy())
+
+
+def _fetch_url(item: Item) -> str | None:
+    if item[0] == FETCH:
+        return str(item[2].url)
+    if item[0] == STATE:
+        return None
+    event = item[2]
+    return str(event["record"]["url"]) if event["kind"] == "fetch" else None
+
+
+def _record(item: Item) -> dict[str, Any]:
+    return item[2].to_dict() if item[0] == FETCH else dict(item[2]["record"])
+
+
+def _state_of(item: Item) -> tuple[int, str | None] | None:
+    """(worker, URL) of a state change; None for any other event."""
+    if item[0] == STATE:
+        return item[2], item[4]
+    if item[0] == FETCH:
+        return None
+    event = item[2]
+    return (event["worker"], event.get("url")) if event["kind"] == "state" else None
 
 
 # ---- a saved flight: the last minute as a recording file -----------------------------

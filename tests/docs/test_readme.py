@@ -23,7 +23,7 @@ def test_the_readme_is_one_page_and_starts_with_the_two_commands() -> None:
     run, test = code_blocks(text)[:2]
     assert text.index(run) < text.index("## ")  # before any section
     assert run.endswith("pip install . && crawlscope")
-    assert test.endswith("pip install -e '.[test]' && python -m pytest -q")
+    assert test.endswith("pip install -e '.[test]' && python -m pytest -q -n 2")
     # CI runs the README's test command word for word.
     ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
     assert ci[-1] == test.rpartition(" && ")[2]

@@ -123,3 +123,23 @@ async def test_a_rewind_reads_from_the_states_it_kept_on_its_way(
         past.goto(k)
         assert fields(past.state) == fields(folded(ring.base, ring, k)), k
     assert len(past._marks) == 1 + (n - 2) // 500
+
+
+@pytest.mark.parametrize("bound", [None, 200_000], ids=["whole", "let-go"])
+async def test_a_waterfall_found_from_the_newest_back_is_the_one_read_whole(
+    bound: int | None,
+) -> None:
+    """`enter` on the timeline asks the ring for the events of one URL's last fetch: its
+    waterfall is the one cut from every kept event, for every URL kept."""
+    from crawlscope.engine.observe.waterfall import waterfall_of, waterfalls
+
+    ring = FlightRing() if bound is None else FlightRing(max_bytes=bound)
+    await busy_crawl(ring)
+    whole = ring.events()
+    urls = {fall.url for fall in waterfalls(whole)}
+    assert len(urls) > 50
+    for url in urls:
+        assert waterfall_of(ring.events_for(url), url) == waterfall_of(whole, url), url
+    # Queued behind a referrer's record: the queue's part is there, and known.
+    assert any(waterfall_of(ring.events_for(url), url).queued_at for url in urls)  # type: ignore[union-attr]
+    assert ring.events_for("http://nowhere.invalid/") == []

@@ -56,9 +56,18 @@ def test_a_lane_changes_colour_where_its_worker_changed_state(site: str, tmp_pat
         # 1 s across: a state lasts some 20 ms here.
         term.send(b"+++")
         term.wait_for(lambda: " 1 s across" in term.line(0), "1 s across")
-        term.pump(0.5)
-        span, cursor = title_figures(term.line(0))
         n = COLUMNS - LABEL
+
+        def whole_frame() -> bool:
+            # The replay is paused: once whole, the frame stays; its axis begins where
+            # its title says the view does.
+            term.settle()
+            span, cursor = title_figures(term.line(0))
+            start = cursor + span / n / 2 - span
+            return abs(axis_labels(term.line(1))[0] - start) <= 0.05 + span / n
+
+        term.wait_for(whole_frame, "a whole frame")
+        span, cursor = title_figures(term.line(0))
         step = span / n
         end = cursor + step / 2  # the cursor sits in the middle of the last column
         start = end - span

@@ -369,8 +369,10 @@ class TimelineScreen(Screen[None]):
             self.notify("no fetch under the cursor on this lane", timeout=3)
             return
         feed = v.timeline.feed
-        events, _ = feed.new_events(0)
-        if not events:
+        # The ring finds the few events a waterfall is cut from; a list is read whole.
+        finder = getattr(feed, "events_for", None)
+        events = finder(url) if finder is not None else feed.new_events(0)[0]
+        if not events and finder is None:
             self.notify("no fetches recorded here to draw a waterfall of", timeout=3)
             return
         fall = waterfall_of(events, url)
