@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import FETCH, STATE, Item, to_event
-from .kept_past import KeptPast, state_at
+from .kept_past import KeptPast, state_at, uncollected
 from .replay import CrawlState
 
 DEFAULT_SECONDS = 600.0
@@ -237,7 +237,8 @@ class FlightRing:
     def replay(self) -> KeptPast:
         """The kept past as a recording, from the state before its first event: its own
         copy, which the ring's going on does not change."""
-        return KeptPast(self.start, self.items(), self.base.copy())
+        with uncollected():
+            return KeptPast(self.start, self.items(), self.base.copy())
 
 
 def _fetch_url(item: Item) -> str | None:

@@ -11,9 +11,11 @@ on, one event at a time) still apply events one by one, as any replay does.
 from __future__ import annotations
 
 import bisect
+import gc
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from itertools import islice
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any, overload
 
 from ..observe.workers import WorkerState
@@ -25,8 +27,8 @@ from .replay import CrawlState, ReplayedCrawl, ReplayWorker, apply_event
 # Events between where a replay is and where it is asked to be beyond which the state is
 # read from the items afresh rather than moved on one event at a time (some 5 us each).
 JUMP_AFTER = 4000
-# Events between two states a rewind keeps on its way, so that a later jump reads at most
-# this many items (each kept state copies the books: some 1.5 ms at 30,000 pages).
+# Events between two states a rewind keeps where it jumped to, so that jumps near one read
+# few items (each kept state copies the books: some 1.5 ms at 30,000 pages).
 MARK_EVERY = 16384
 _ENDED = ("finished", "stopped")
 
@@ -100,6 +102,19 @@ def state_at(
     return s
 
 
+@contextmanager
+def uncollected() -> Iterator[None]:
+    """No garbage collection while a state is built: it makes no cycles, and a collection
+    on the way walks every object the ring holds (some 60 ms at 150,000 events)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 class ItemEvents(Sequence[dict[str, Any]]):
     """A list of items seen as the recording's events, each made when it is read."""
 
@@ -124,6 +139,28 @@ class ItemEvents(Sequence[dict[str, Any]]):
         return (to_event(item) for item in self.items)
 
 
+class ItemTimes(Sequence[float]):
+    """Each item's time, read from the item when asked: a seek bisects a few of them, and
+    a list of them all would cost a rewind's opening more than its state does."""
+
+    def __init__(self, items: list[Item]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | list[float]:
+        if isinstance(index, slice):
+            return [float(item[1]) for item in self.items[index]]
+        return float(self.items[index][1])
+
+
 class KeptPast(ReplayedCrawl):
     """A ring's items as a recording (the ring's own `start` and `base`), which jumps to
     a far moment by state_at rather than by applying the events between."""
@@ -133,19 +170,20 @@ class KeptPast(ReplayedCrawl):
         # States on the way, every MARK_EVERY items from `base`: never changed once made.
         base.index = 0
         self._marks = [base]
-        super().__init__(start, ItemEvents(items), base, times=list(map(_TIME, items)))
+        with uncollected():
+            super().__init__(start, ItemEvents(items), base, times=ItemTimes(items))
 
     def extend_items(self, items: list[Item]) -> None:
         """The ring's items added since (a crawl going on while it is looked back at)."""
         self._items.extend(items)
-        self._times.extend(map(_TIME, items))
-        if self._times:
-            self.duration = self._times[-1]
+        if self._items:
+            self.duration = float(self._items[-1][1])
 
     def _apply_until(self, target: int) -> None:
         index = self._state.index
         if target < index or target - index > JUMP_AFTER:
-            self._state = self._jump(target)
+            with uncollected():
+                self._state = self._jump(target)
             return
         state, items = self._state, self._items
         while state.index < target:
@@ -156,12 +194,14 @@ class KeptPast(ReplayedCrawl):
         """The state after `target` items, read from the nearest kept state before it
         (those missing on the way made and kept)."""
         marks, items = self._marks, self._items
-        mark = marks[bisect.bisect_right(marks, target, key=_INDEX) - 1]
-        while mark is marks[-1] and target - mark.index >= MARK_EVERY:
-            mark = state_at(mark, items, mark.index + MARK_EVERY, start=mark.index)
-            marks.append(mark)
-        return state_at(mark, items, target, start=mark.index)
+        at = bisect.bisect_right(marks, target, key=_INDEX)
+        mark = marks[at - 1]
+        state = state_at(mark, items, target, start=mark.index)
+        # Kept, as a copy (the state returned is moved on), if far from those kept.
+        after = marks[at].index if at < len(marks) else len(items) + MARK_EVERY
+        if target - mark.index >= MARK_EVERY and after - target >= MARK_EVERY:
+            marks.insert(at, state.copy())
+        return state
 
 
-_TIME = itemgetter(1)
 _INDEX = attrgetter("index")

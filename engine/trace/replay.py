@@ -164,7 +164,7 @@ class ReplayedCrawl:
         start: dict[str, Any],
         events: Sequence[dict[str, Any]],
         base: CrawlState | None = None,
-        times: list[float] | None = None,
+        times: Sequence[float] | None = None,
     ) -> None:
         """`base`: the state before the first of `events` (the flight recorder's, whose
         older events are gone); a fresh crawl's when None. `times`: each event's, when
@@ -199,8 +199,11 @@ class ReplayedCrawl:
         """More events after the last (a crawl going on while it is looked back at)."""
         if not isinstance(self.events, list):
             raise TypeError("only a list of events is extended by events")
+        times = self._times
+        if not isinstance(times, list):
+            raise TypeError("only a list of events is extended by events")
         for event in events:
-            self._times.append(float(event["t"]))
+            times.append(float(event["t"]))
             self.events.append(event)
         if self._times:
             self.duration = self._times[-1]
@@ -238,7 +241,7 @@ class ReplayedCrawl:
             ):
                 self._checkpoints.append(self._state.copy())
 
-    def event_times(self) -> list[float]:
+    def event_times(self) -> Sequence[float]:
         return self._times
 
     # ---- what an observer reads, as a live Crawler answers it --------------------------
