@@ -63,6 +63,8 @@ class LiveCrawl:
         )  # fmt: skip
         async with plan.open() as crawl:
             self.crawler, self.monitor, self.flight = crawl.crawler, crawl.monitor, crawl.flight
+            if crawl.flight is not None:
+                crawl.flight.ring.summarize = True  # this screen can rewind: see FlightRing
             started(crawl.observed, crawl.controls, crawl.demo_url)
             if ready is not None:
                 await ready()

@@ -28,6 +28,7 @@ from ..timing.per_worker import Hold, Summary
 from .validation import BadEvent, check_event, check_start, depths_of, host_rows, parse_line
 
 CHECKPOINT_EVERY = 2000  # events between saved states
+RECENT_KEPT = 256  # the latest fetch records a state keeps ("recent fetches")
 # A crawl's recording is some 2.8 kB a page (7 lines of 400 bytes), and loaded takes 8
 # times its size: 256 MiB is a crawl of some 90,000 pages, and 2 GB to play it.
 MAX_BYTES = 256 * 1024 * 1024
@@ -67,7 +68,7 @@ class CrawlState:
     failed: dict[str, FetchRecord] = field(default_factory=dict)
     hops: list[tuple[str, str, bool]] = field(default_factory=list)
     ends: dict[str, ChainEnd] = field(default_factory=dict)  # redirect targets never fetched
-    recent: deque[FetchRecord] = field(default_factory=lambda: deque(maxlen=256))
+    recent: deque[FetchRecord] = field(default_factory=lambda: deque(maxlen=RECENT_KEPT))
     ended_at: float | None = None  # when the phase became finished or stopped
     warnings: deque[Lint] = field(default_factory=lambda: deque(maxlen=MAX_WARNINGS))
     warning_count: int = 0

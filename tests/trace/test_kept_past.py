@@ -13,9 +13,10 @@ import pytest
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.sites.demo import DemoConfig, DemoServer
+from crawlscope.engine.trace import flight
 from crawlscope.engine.trace.events import COUNT_KEYS, to_event
 from crawlscope.engine.trace.flight import FlightRing
-from crawlscope.engine.trace.kept_past import state_at
+from crawlscope.engine.trace.kept_past import state_at, summarize
 from crawlscope.engine.trace.recording import Recorder
 from crawlscope.engine.trace.replay import CrawlState, apply_event
 
@@ -54,10 +55,21 @@ def folded(base: CrawlState, ring: FlightRing, k: int) -> CrawlState:
 
 
 @pytest.mark.parametrize("bound", [None, 200_000], ids=["whole", "let-go"])
-async def test_the_state_read_from_the_items_is_the_state_folded(bound: int | None) -> None:
+@pytest.mark.parametrize("chunk", [1024, 50], ids=["chunks-of-1024", "chunks-of-50"])
+async def test_the_state_read_from_the_items_is_the_state_folded(
+    bound: int | None, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read item by item, or a whole chunk at once from its summary (with chunks of 50,
+    most of the crawl is read so, and chunks holding phase, hosts and health events)."""
+    monkeypatch.setattr(flight, "CHUNK", chunk)
     ring = FlightRing() if bound is None else FlightRing(max_bytes=bound)
+    ring.summarize = True
     crawler = await busy_crawl(ring)
     items = ring.items()
+    summaries = ring.summaries()
+    assert len(summaries) == len(items) // chunk and None not in summaries
+    if bound is None:  # the phase's first event is in the first chunk; hosts, health...
+        assert any(s.others for s in summaries)
     assert (ring.dropped > 0) == (bound is not None)
     kinds = {to_event(item)["kind"] for item in items}
     assert {"state", "fetch", "hosts", "phase", "end"} <= kinds, kinds
@@ -67,8 +79,14 @@ async def test_the_state_read_from_the_items_is_the_state_folded(bound: int | No
     fold = ring.base.copy()
     fold.index = 0
     for k in range(len(items) + 1):
-        if k % 97 == 0 or k < 5 or k > len(items) - 5:
-            got = state_at(ring.base, items, k)
+        # Here and there, and at each chunk's edges, where a summary's last counts count.
+        if k % 97 == 0 or k % chunk in (0, 1) or k < 5 or k > len(items) - 5:
+            assert fields(state_at(ring.base, items, k)) == fields(fold), k
+            # From the summaries, and from a state part of the way (as a rewind's marks).
+            got = state_at(ring.base, items, k, summaries=summaries, chunk=chunk)
+            assert fields(got) == fields(fold), k
+            part = state_at(ring.base, items, k // 3, summaries=summaries, chunk=chunk)
+            got = state_at(part, items, k, k // 3, summaries=summaries, chunk=chunk)
             assert fields(got) == fields(fold), k
         if k < len(items):
             apply_event(fold, to_event(items[k]))
@@ -103,6 +121,11 @@ def test_a_crawl_ends_where_its_counts_first_say_so() -> None:
             apply_event(want, to_event(item))
         want.index = k
         assert fields(got) == fields(want), k
+        # A chunk whose counts say the crawl ended is read item by item, not summed up.
+        chunks = [summarize(items[i : i + 2]) for i in range(0, len(items), 2)]
+        assert chunks[0].ended and not chunks[1].ended
+        got = state_at(CrawlState(), items, k, summaries=chunks, chunk=2)
+        assert fields(got) == fields(want), k
     assert state_at(CrawlState(), items, 2).ended_at == 2.0
 
 
@@ -116,6 +139,7 @@ async def test_a_rewind_reads_from_the_states_it_kept_on_its_way(
     monkeypatch.setattr(kept_past, "MARK_EVERY", 500)
     monkeypatch.setattr(kept_past, "JUMP_AFTER", 100)
     ring = FlightRing(max_bytes=200_000)
+    ring.summarize = True
     await busy_crawl(ring)
     past = ring.replay()
     n = len(ring.items())
@@ -145,3 +169,17 @@ async def test_a_waterfall_found_from_the_newest_back_is_the_one_read_whole(
     # Queued behind a referrer's record: the queue's part is there, and known.
     assert any(waterfall_of(ring.events_for(url), url).queued_at for url in urls)  # type: ignore[union-attr]
     assert ring.events_for("http://nowhere.invalid/") == []
+
+
+def test_a_chunk_ending_in_an_object_event_keeps_the_counts_before_it() -> None:
+    """Counts a state change carried, then a loop-health event (which has none) closing
+    the chunk: read from the chunk's summary, the counts are the state change's."""
+    running = ("running", 4, 7, 9, 2, 0, 0, 0, 1)
+    health = {"t": 1.5, "kind": "health", "lag_p50": 0.001, "lag_p99": 0.002, "holds": []}
+    items = [(0, 1.0, 1, "headers", "http://a/", 0, 0, None, running), (2, 1.5, health)]
+    want = CrawlState()
+    for item in items:
+        apply_event(want, to_event(item))
+    got = state_at(CrawlState(), items, 2, summaries=[summarize(items)], chunk=2)
+    assert got.counts == want.counts == dict(zip(COUNT_KEYS, running, strict=True))
+    assert got.lag == want.lag == (0.001, 0.002)

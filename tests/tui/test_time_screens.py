@@ -52,6 +52,8 @@ async def test_rewind_shows_the_recorded_moment_while_the_crawl_goes_on(tmp_path
         await until(pilot, lambda: isinstance(app.screen, RewindScreen), "the rewind")
         rewind = app.screen
         assert isinstance(rewind, RewindScreen)
+        # This screen rewinds: its recorder sums up each chunk as it closes.
+        assert live.flight is not None and live.flight.ring.summarize
         # Back a few steps with the replay's keys, then read what the panels are given.
         await pilot.press("left", "left", "left")
         moment = rewind.replay.index
