@@ -54,7 +54,7 @@ class Terminal:
             self.stream.feed(data)
             wait = 0.0
 
-    def settle(self, quiet: float = 0.2) -> None:
+    def settle(self, quiet: float = 0.5) -> None:
         """Read until the screen is the same before and after `quiet` seconds of reading:
         a frame is written in pieces, and a screen read between two of them mixes two
         frames. For a screen that stops changing (a paused replay); TIMEOUT bounds it."""

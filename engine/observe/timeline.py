@@ -224,6 +224,11 @@ class Timeline:
         self.last_t = 0.0
         self._seen = 0
 
+    @property
+    def seen(self) -> int:
+        """How many events it has read: more, and the lanes may have moved."""
+        return self._seen
+
     def catch_up(self) -> None:
         states, counts_seen, self._seen = self.feed.new_points(self._seen)
         lanes, counts = self.lanes, self.counts

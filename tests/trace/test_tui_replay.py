@@ -355,3 +355,25 @@ async def test_every_count_at_the_edge_of_its_range_plays_to_the_end(
             await pilot.press(key)
             await frames(pilot, 2)
     assert app.return_code in (None, 0)
+
+
+@pytest.mark.slow
+async def test_a_paused_replays_timeline_is_drawn_once_then_left_alone(recording: Path) -> None:
+    """Nothing moves in a paused replay: the timeline looks again at each tick and draws
+    nothing new (a terminal is written to only when the screen changed); a key draws."""
+    from crawlscope.tui.widgets.timeline_screen import TimelineScreen
+
+    app, _ = replay_app(recording)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("end")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        view = screen.view
+        await until(pilot, lambda: view.frames >= 1, "a first frame")
+        drawn, looked = view.frames, view.ticks
+        await until(pilot, lambda: view.ticks >= looked + 3, "three more looks")
+        assert view.frames == drawn
+        await pilot.press("minus")
+        assert view.frames == drawn + 1

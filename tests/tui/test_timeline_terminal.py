@@ -66,33 +66,45 @@ def test_a_lane_changes_colour_where_its_worker_changed_state(site: str, tmp_pat
             start = cursor + span / n / 2 - span
             return abs(axis_labels(term.line(1))[0] - start) <= 0.05 + span / n
 
-        term.wait_for(whole_frame, "a whole frame")
-        span, cursor = title_figures(term.line(0))
-        step = span / n
-        end = cursor + step / 2  # the cursor sits in the middle of the last column
-        start = end - span
         colours: dict[str, set[str]] = {}
         checked = 0
-        for worker in range(4):
-            y = HEAD + worker
-            assert term.line(y).startswith(f"w{worker}")
-            times = changes[worker]
-            for c in range(n):
-                a, b = start + c * step, start + (c + 1) * step
-                # A column a state change falls in (or within the title's rounding of its
-                # edges) holds two states; only whole columns are compared.
-                if any(a - 0.001 <= t <= b + 0.001 for t, _ in times):
-                    continue
-                before = [s for t, s in times if t < a]
-                if not before:
-                    continue
-                colours.setdefault(before[-1], set()).add(term.colour(LABEL + c, y))
-                checked += 1
+        # Which states a second shows depends on the crawl (a loaded machine makes it one
+        # long wait for headers): earlier seconds are looked at until two states are seen.
+        for _ in range(12):
+            term.wait_for(whole_frame, "a whole frame")
+            span, cursor = title_figures(term.line(0))
+            step = span / n
+            end = cursor + step / 2  # the cursor sits in the middle of the last column
+            start = end - span
+            for worker in range(4):
+                y = HEAD + worker
+                assert term.line(y).startswith(f"w{worker}")
+                times = changes[worker]
+                for c in range(n):
+                    a, b = start + c * step, start + (c + 1) * step
+                    # A column a state change falls in (or within the title's rounding of
+                    # its edges) holds two states; only whole columns are compared.
+                    if any(a - 0.001 <= t <= b + 0.001 for t, _ in times):
+                        continue
+                    before = [s for t, s in times if t < a]
+                    if not before:
+                        continue
+                    colours.setdefault(before[-1], set()).add(term.colour(LABEL + c, y))
+                    checked += 1
+            if len(colours) >= 2 and checked >= 200:
+                break
+            term.send(b"[")  # a quarter of a second earlier
+            term.wait_for(lambda s=start: axis_labels(term.line(1))[0] < s - 0.1, "the scroll")
+        term.send(b"f")  # back to the replay's moment
+        term.wait_for(lambda: "following now" in term.line(0), "following again")
+        term.wait_for(whole_frame, "a whole frame")
+        span, cursor = title_figures(term.line(0))
+        end = cursor + span / n / 2
         assert checked >= 200, checked
         # Each state is drawn in one colour, and no two states in the same one (which
         # states the moment shows depends on the crawl: at least two of them).
         assert len(colours) >= 2, colours
-        assert all(len(seen) == 1 for seen in colours.values()), colours
+        assert all(len(seen) == 1 for seen in colours.values()), (colours, term.text())
         drawn = [next(iter(seen)) for seen in colours.values()]
         assert len(set(drawn)) == len(drawn), colours
         # Zoom out: twice the span, the same right end ("now": the replay's moment).
@@ -101,12 +113,15 @@ def test_a_lane_changes_colour_where_its_worker_changed_state(site: str, tmp_pat
         term.wait_for(lambda: " 2 s across" in term.line(0), "the zoom")
         after_axis = axis_labels(term.line(1))
         assert after_axis[0] < before_axis[0], (before_axis, after_axis)
-        assert title_figures(term.line(0))[1] == pytest.approx(end, abs=0.02)
+        # The same right end, give or take the wider grid's column and a half.
+        assert title_figures(term.line(0))[1] == pytest.approx(end, abs=3 / n + 0.001)
         # Scroll back a quarter: no longer following, the axis half a second earlier.
         term.send(b"[")
         term.wait_for(lambda: "f: follow now" in term.line(0), "the scroll")
         moved = axis_labels(term.line(1))
-        assert moved[0] == pytest.approx(after_axis[0] - 0.5, abs=0.05), (after_axis, moved)
+        # A quarter of 2 s, give or take a column (the view ends on a column's edge) and
+        # the labels' rounding to 0.1 s.
+        assert moved[0] == pytest.approx(after_axis[0] - 0.5, abs=0.1 + 2 / n), (after_axis, moved)
 
 
 def test_the_live_timeline_follows_now_until_scrolled_back(site: str) -> None:

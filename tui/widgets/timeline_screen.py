@@ -111,6 +111,9 @@ class TimelineView(Widget):
         self.sort = "worker"
         self._order: list[int] = []
         self.frame_seconds = 0.0  # what the last frame cost to build
+        self._looks: tuple[object, ...] = ()
+        self.ticks = 0  # times it looked for something new to draw
+        self.frames = 0  # times it found some, and drew
 
     @property
     def columns(self) -> int:
@@ -151,12 +154,23 @@ class TimelineView(Widget):
 
     def tick(self) -> None:
         t0 = time.perf_counter()
+        self.ticks += 1
         self.timeline.catch_up()
         now, self.phase = self.now()
         if self.follow:
             self.end = now
         self._order = self.timeline.order(self.cursor_t, self.sort)
         self.selected = min(self.selected, max(len(self._order) - 1, 0))
+        # What a frame is drawn from: when none of it moved (a paused replay, a finished
+        # crawl, the view scrolled back with nothing new in it), the screen is left as it
+        # is rather than drawn and written to the terminal again.
+        looks = (self.timeline.seen, self.size, self.first_column, self.step, self.cursor,
+                 self.follow, self.top, self.selected, self.sort, self.phase,
+                 tuple(self._order))  # fmt: skip
+        if looks == self._looks:
+            return
+        self._looks = looks
+        self.frames += 1
         self._build()
         self.frame_seconds = time.perf_counter() - t0
         self.refresh()
