@@ -80,6 +80,7 @@ class Recorder:
             ring.start = start
         if self._file is not None:
             self._file.write_line(json.dumps(start, ensure_ascii=True))
+        self._read_counts = crawler.counts
         crawler.state_listeners.append(self.on_state)
         crawler.ledger.record_listeners.append(self.on_record)
         crawler.health.lint_listeners.append(self.on_lint)
@@ -131,7 +132,8 @@ class Recorder:
         # (Before the crawl's clock starts, the recording's own starts here: not below 0.)
         # This runs at every state change of every worker, always (the flight recorder):
         # written flat, each lookup once (bench/recorder_cost.py measures what it costs).
-        t = w.since - (self._t0 if self._t0 is not None else self._origin())
+        t0 = self._t0
+        t = w.since - (t0 if t0 is not None else self._origin())
         if t < 0.0:
             t = 0.0
         url, wid = w.url, w.id
@@ -143,11 +145,12 @@ class Recorder:
         held = self._held
         if held.get(wid) != url:
             held[wid] = url
-            counts = self.crawler.counts()
+            counts = self._read_counts()
             size += COUNTS_BYTES
         timing = None
-        if t - self._timings.get(wid, -TIMING_EVERY) >= TIMING_EVERY:
-            self._timings[wid] = t
+        timings = self._timings
+        if t - timings.get(wid, -TIMING_EVERY) >= TIMING_EVERY:
+            timings[wid] = t
             timing = tuple(w.timing.summary())  # a plain tuple: the collector lets it be
         flags = (PAUSED if w.paused else 0) | (RETIRING if w.retiring else 0)
         item = (STATE, t, wid, w.state._value_, url, w.pages, flags, timing, counts)
