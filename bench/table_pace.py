@@ -146,6 +146,7 @@ def run_in_terminal(url: str, workers: int, seconds: float, before: Path | None)
     cmd, where, env = child_command(url, workers, seconds, before)
     env |= {"TERM": "xterm-256color", "COLORTERM": "truecolor"}
     cols, lines = TUI_SIZE
+    env |= {"COLUMNS": str(cols), "LINES": str(lines)}  # the pty's, whatever we inherit
     screen = pyte.Screen(cols, lines)
     stream = pyte.ByteStream(screen)
     table_times: list[float] = []

@@ -74,6 +74,7 @@ def run_tui(url: str, workers: int, timeout: float = 600.0, keys: bytes = b"") -
         cols, rows = SIZE
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor"}
+        env["COLUMNS"], env["LINES"] = str(cols), str(rows)  # the pty's, whatever we inherit
         t0, c0, s0 = time.perf_counter(), children_cpu(), cpu_ticks()
         proc = subprocess.Popen(
             cmd,

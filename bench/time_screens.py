@@ -48,15 +48,18 @@ async def measure(url: str, workers: int, after: float, frames: int) -> dict[str
         while not isinstance(app.screen, TimelineScreen):
             await pilot.pause(0.05)
         view = app.screen.view
-        costs: list[float] = []
-        last = -1.0
-        while len(costs) < frames:
-            await pilot.pause(0.05)
-            if view.frame_seconds != last:
-                last = view.frame_seconds
-                costs.append(last)
         source = app.source
         assert isinstance(source, LiveCrawl) and source.flight is not None
+        costs: list[float] = []
+        drawn = view.frames
+        # A frame is drawn only when something moved: once the crawl is over, none comes.
+        while len(costs) < frames and (source.crawler is None or source.crawler.t1 is None):
+            await pilot.pause(0.05)
+            if view.frames != drawn:
+                drawn = view.frames
+                costs.append(view.frame_seconds)
+        if not costs:
+            raise SystemExit("the crawl ended before the timeline drew a frame: a longer one?")
         ring = source.flight.ring
         # As `r` opens it: the kept past made a replay, put 5 s before its end.
         t0 = time.perf_counter()
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     after = args.after or (3.0 if args.quick else 30.0)
     frames = 10 if args.quick else 60
-    pages = 3000 if args.quick else 100_000
+    pages = 20_000 if args.quick else 100_000  # more than a quick look takes to crawl
     with DemoSite(SiteOptions(pages=pages, latency=0.05)) as site:
         got = asyncio.run(measure(site.url, args.workers, after, frames))
     frames_s, seeks, falls = got["frames"], got["seeks"], got["waterfalls"]

@@ -33,6 +33,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "ci_may_skip(why): CI may skip this test, for the reason given"
     )
+    # pytest-xdist's workers (the README's `-n 2`) run with COLUMNS=80 and LINES=24: a
+    # program a test starts in a pseudo-terminal would take them over the terminal's size
+    # and draw 80 columns on a screen read as 160.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 # Folders whose every test is slow by nature (see the module's docstring), and why.

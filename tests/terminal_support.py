@@ -32,6 +32,10 @@ class Terminal:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         env = dict(os.environ, TERM="xterm-256color", COLORTERM="truecolor")
+        # The size is the pty's: a COLUMNS or LINES inherited (pytest-xdist's workers have
+        # COLUMNS=80) would win over it where the size is read, and the program would draw
+        # 80 columns on a screen read as 160.
+        env["COLUMNS"], env["LINES"] = str(columns), str(rows)
         env.pop("TEXTUAL", None)
         self.proc = subprocess.Popen(
             list(argv), stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True

@@ -86,7 +86,7 @@ def summarize(chunk: Sequence[Item], recent: int = RECENT_KEPT) -> ChunkSummary:
         else:
             others.append((item, counts))
             counts = None
-    fold = _Fold(CrawlState(), False)
+    fold = _Fold(CrawlState(), None)
     for item in fetches:
         fold.fetch(item)
     books = fold.s
@@ -111,7 +111,7 @@ def state_at(
     gives (replay.apply_event). `base` is left as it is, unless not `copy`: then it is
     the one moved on (the ring's, as it lets go of its oldest items). `summaries[i]`,
     where there is one, stands for `items[i * chunk:(i + 1) * chunk]`."""
-    fold = _Fold(base.copy() if copy else base, k > start and items[start][1])
+    fold = _Fold(base.copy() if copy else base, float(items[start][1]) if k > start else None)
     i = start
     while i < k:
         c, offset = divmod(i, chunk)
@@ -130,13 +130,15 @@ def state_at(
 class _Fold:
     """state_at's work: the state moved on by items one by one and by whole chunks."""
 
-    def __init__(self, s: CrawlState, first_t: float | bool) -> None:
+    def __init__(self, s: CrawlState, first_t: float | None) -> None:
+        """`first_t`: the time of the first item to come (None: none comes), when a crawl
+        that `s` says has ended has its clock stopped, as apply_event stops it."""
         self.s = s
         self.last: dict[int, Item] = {}  # each worker's latest state item
         self.timings: dict[int, Any] = {}  # each worker's latest timing among them
         self.pending: tuple[Any, ...] | None = None  # the latest counts a tuple carried
-        if first_t is not False and s.ended_at is None and s.counts.get("phase") in _ENDED:
-            s.ended_at = float(first_t)
+        if first_t is not None and s.ended_at is None and s.counts.get("phase") in _ENDED:
+            s.ended_at = first_t
         self.ended = s.ended_at is not None
 
     def items(self, items: Iterable[Item]) -> None:

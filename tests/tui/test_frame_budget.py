@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from typing import cast
 
@@ -74,14 +75,16 @@ async def pulse_until_the_status_line_moves(pilot: Pilot[None], panels: PanelsSc
 
 
 async def test_a_pulse_draws_the_status_line_alone() -> None:
-    async with frames_by_hand() as (pilot, panels):
+    # A crawl that outlasts the pulses: a crawl ending meanwhile makes a pulse a whole
+    # frame, table and all, as it should (a loaded machine let the short one end).
+    async with frames_by_hand(DemoConfig(pages=2000, latency=0.05)) as (pilot, panels):
         drawn: list[str] = []
         for name in ("_table", "_queue", "_recent"):
             widget = getattr(panels, name)
             widget.show = lambda *_args, name=name, **_kw: drawn.append(name)
         await pulse_until_the_status_line_moves(pilot, panels)
         assert drawn == []
-        assert "pages" in panels._status.render().plain
+        assert re.search(r" \d+ pages? ", panels._status.render().plain)
 
 
 async def test_a_light_frame_leaves_the_chains_to_the_next_table_frame() -> None:
