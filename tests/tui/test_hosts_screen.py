@@ -144,7 +144,9 @@ def test_the_hosts_screen_of_a_finished_demo_crawl(snap_compare: Callable[..., b
 
 
 async def test_a_crawl_bounded_by_max_pages_has_an_eta(serve: Serve) -> None:
-    root = await serve(counted_site("p", 40, [], latency=0.1))
+    # Slow enough that the ETA, shown only while the crawl runs, is on screen for seconds
+    # after the hosts screen opens, however loaded the machine (0.1 s ended it before).
+    root = await serve(counted_site("p", 40, [], latency=0.4))
     app = CrawlScopeApp(LiveCrawl(roots=(root,), make_config=config(2, max_pages=20)))
     async with app.run_test(size=(160, 40)) as pilot:
         crawler = await crawler_of(pilot)
