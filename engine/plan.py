@@ -201,6 +201,8 @@ class CrawlPlan:
                 crawler.ledger.record_listeners.append(writer)
                 crawler.ledger.filtered_listeners.append(writer)  # one line per URL seen
             ring = self.flight.ring()
+            for tell in getattr(crawler.q, "on_ring", ()):
+                tell(ring)
             files.append(Recorder(crawler, self.record, ring))
             crawl.flight = FlightSaver(ring, self.flight)
             crawler.health.lint_listeners.append(crawl.flight.on_lint)

@@ -47,5 +47,6 @@ def redis_crawler(
     publisher = Publisher(crawler, client, crawl_id)
     frontier.on_start.append(publisher.start)
     frontier.on_close.append(publisher.stop)
+    frontier.on_ring.append(publisher.keep_past)
     crawler.q = frontier
     return crawler

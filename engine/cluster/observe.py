@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
 import os
 import socket
 import time
@@ -55,12 +56,13 @@ from ..remote.protocol import (
     text_from_plain,
 )
 from ..timing.loop_health import MAX_HOLDS
+from ..trace.flight import FlightRing
+from .past import EVENTS_SENT, ID_STRIDE, STREAM_KEPT, ClusterPast, batch_fields
 from .redis_frontier import ClusterFigures, key_prefix, redis_count
 
 PUBLISH_EVERY = 0.5
 PUBLISHED_FOR = 3  # seconds a process's key outlives its last publication
 REFRESH_EVERY = 0.25
-ID_STRIDE = 100_000
 RECENT_SENT = 32  # newest fetches in each publication
 CHAINS_SENT, HOPS_SENT = 20, 8
 CONTROL_WAIT = 1  # seconds a process blocks on its control list before looking again
@@ -68,6 +70,7 @@ FIRST_ROWS = 64  # workers whose views a process always publishes (a view's firs
 # What a view may ask of a process: its rows on screen are a few dozen; the hash is
 # anyone's to write, so what is read of it is capped and checked.
 WANT_MOST, WANT_VIEWS = 1000, 16
+READ_MOST = 64  # stream entries a refresh reads: the rest wait for the next
 
 # What a control may ask of a process, and whether it names a worker.
 CONTROLS = {
@@ -100,6 +103,9 @@ class Publisher:
         self.prefix = key_prefix(crawl_id)
         self.name = process_name()
         self.wanted: set[int] = set()  # this process's workers the views ask for
+        self.watched = False  # a view has asked lately: the recorder's events go out
+        self.past: FlightRing | None = None
+        self._past_seen = 0  # the ring's events added when the last batch was made
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
@@ -119,6 +125,28 @@ class Publisher:
         with contextlib.suppress(RedisError, OSError):
             await self.publish()  # the last state, seen until the key expires
 
+    def keep_past(self, ring: FlightRing) -> None:
+        self.past, self._past_seen = ring, ring.added
+
+    def _epoch(self) -> float | None:
+        """The wall-clock moment this process's clock (its events' times) began."""
+        t0 = self.crawler.t0
+        return None if t0 is None else time.time() - (time.monotonic() - t0)
+
+    def past_batch(self) -> dict[str, str] | None:
+        """The recorder's events since the last batch, for the views (past.py); None
+        when no view watches: then they are passed over, not sent."""
+        ring, t0 = self.past, self.crawler.t0
+        if ring is None:
+            return None
+        seen, self._past_seen = self._past_seen, ring.added
+        if not self.watched or t0 is None:
+            return None
+        items = ring.items(since=seen)
+        gap = ring.dropped > seen or len(items) > EVENTS_SENT
+        until = time.monotonic() - t0
+        return batch_fields(self.name, items[-EVENTS_SENT:], time.time() - until, until, gap)
+
     def blob(self) -> str:
         c = self.crawler
         snap = c.snapshot(self.wanted.union(itertools.islice(c.workers, FIRST_ROWS)))
@@ -134,6 +162,7 @@ class Publisher:
                 "chains": [chain_to_plain(chain) for chain in chains],
                 "chain_count": count,
                 "unreachable": unreachable,
+                "epoch": self._epoch(),
             }
         )
 
@@ -142,9 +171,13 @@ class Publisher:
         pipe = self.client.pipeline(transaction=False)
         pipe.set(f"{p}proc:{self.name}", self.blob(), ex=PUBLISHED_FOR)
         pipe.zadd(f"{p}procs", {self.name: time.time()})
+        batch = self.past_batch()
+        if batch is not None:
+            pipe.xadd(f"{p}events", batch, maxlen=STREAM_KEPT, approximate=True)  # type: ignore[arg-type]
         pipe.hgetall(f"{p}want:{self.name}")
         *_, wants = await pipe.execute()
         self.wanted = wanted_rows(wants.values())
+        self.watched = bool(wants)
 
     async def _publish_forever(self) -> None:
         while True:
@@ -231,6 +264,7 @@ class Published:
     chains: tuple[Chain, ...]
     chain_count: int
     unreachable: str | None
+    epoch: float | None  # the wall-clock moment its clock began (None: not begun)
 
 
 def published_from(raw: bytes | str) -> Published:
@@ -244,7 +278,9 @@ def published_from(raw: bytes | str) -> Published:
     recent, chains = blob.get("recent"), blob.get("chains")
     if not isinstance(recent, list) or not isinstance(chains, list):
         raise BadMessage("recent or chains is not a list")
-    unreachable = blob.get("unreachable")
+    unreachable, epoch = blob.get("unreachable"), blob.get("epoch")
+    if epoch is not None and not (type(epoch) in (int, float) and math.isfinite(epoch)):
+        raise BadMessage("epoch is not a time")
     return Published(
         config_from_plain(blob.get("config")),
         snapshot_from_plain(blob.get("snapshot")),
@@ -252,6 +288,7 @@ def published_from(raw: bytes | str) -> Published:
         tuple(chain_from_plain(c, f"chains[{i}]") for i, c in enumerate(chains)),
         count_from_plain(blob.get("chain_count"), "chain_count"),
         None if unreachable is None else text_from_plain(unreachable, "unreachable"),
+        epoch,
     )
 
 
@@ -295,6 +332,25 @@ class ClusterCrawl:
         # under a name of its own (other views of the same crawl ask for theirs).
         self._asked: dict[int, list[int]] = {}
         self._viewer = f"{process_name()}:{id(self):x}"
+        self._past: ClusterPast | None = None
+        self._events_from: str | bytes | None = None  # the stream's last entry read
+
+    @property
+    def past(self) -> FlightRing | None:
+        """The recent past this view has read of every process (past.py)."""
+        return None if self._past is None else self._past.ring
+
+    @property
+    def past_problems(self) -> tuple[int, int, str]:
+        """Batches left out as bad, batches that said events went missing, and what was
+        wrong with the last bad one."""
+        past = self._past
+        return (0, 0, "") if past is None else (past.bad, past.gaps, past.problem)
+
+    def lane_label(self, worker: int) -> str:
+        """A timeline lane's label: the process's number and the worker's own id."""
+        number, local = divmod(worker, ID_STRIDE)
+        return f"{number}·w{local}"
 
     # ---- ObservedCrawl -----------------------------------------------------------------
 
@@ -416,24 +472,54 @@ class ClusterCrawl:
         pipe.zrange(f"{p}ready", 0, -1, withscores=True)
         pipe.hgetall(f"{p}busy")
         pipe.time()
-        *blobs, counts, in_flight, seen, ready, busy, now = await pipe.execute()
+        reading = self._events_from
+        if reading is not None:
+            pipe.xread({f"{p}events": reading}, count=READ_MOST)
+        results = await pipe.execute()
+        stream = results.pop() if reading is not None else None
+        *blobs, counts, in_flight, seen, ready, busy, now = results
         unfinished, queued, done, failed, filtered, unfetched = (redis_count(x) for x in counts)
         self.figures = ClusterFigures(
             unfinished, queued, done, failed, filtered, redis_count(in_flight), redis_count(seen),
             unfetched=unfetched,
         )  # fmt: skip
         self._take_blobs(names, blobs)
+        if reading is None:  # the view's past begins now: the entries from here on
+            self._events_from = f"{now[0] * 1000 + now[1] // 1000}-0"
+        else:
+            self._take_past(stream)
         gone = [name for name, raw in zip(raw_names, blobs, strict=True) if raw is None]
         if gone:  # their keys expired: the processes ended or died
             await self.client.zrem(f"{p}procs", *gone)
         await self._read_hosts(ready, busy, now)
         await self._send_wants()
 
-    async def _send_wants(self) -> None:
-        """Tell each process the rows this view shows of it, kept for as long as a
-        publication is: a view that went away stops asking by itself."""
-        if not self._asked:
+    def _take_past(self, stream: object) -> None:
+        """The processes' batches of events read from the stream, into the past."""
+        if not self._blobs:
             return
+        phase = self._phase({blob.snapshot.phase for blob in self._blobs.values()})
+        if self._past is None:
+            epochs = [b.epoch for b in self._blobs.values() if b.epoch is not None]
+            self._past = ClusterPast(self.config, min(epochs, default=time.time()))
+        past = self._past
+        for entry_id, fields in _entries(stream):
+            self._events_from = entry_id
+            name = _text(fields.get(b"name", b""))
+            if name not in self._blobs:
+                continue  # a process this view does not (or no longer) know
+            past.take(self._numbers[name], fields, phase.value)
+        running = [
+            self._numbers[name]
+            for name, blob in self._blobs.items()
+            if blob.snapshot.phase in (Phase.RUNNING, Phase.PAUSED)
+        ]
+        past.release(running, time.time() - past.epoch, self.snapshot(None, rows=False))
+
+    async def _send_wants(self) -> None:
+        """Tell each process the rows this view shows of it (none: it still watches,
+        and sends its events), kept for as long as a publication is: a view that went
+        away stops asking by itself."""
         pipe = self.client.pipeline(transaction=False)
         for process in self.processes:
             key = f"{self.prefix}want:{process.name}"
@@ -584,6 +670,21 @@ class ClusterControls:
 
     def set_host_limit(self, origin: str, limit: int) -> None:
         self._to_all(op="set_host_limit", host=origin, limit=limit)
+
+
+def _entries(stream: object) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """The entries of an XREAD of one stream, in either of redis-py's shapes; what is
+    not an entry is passed over."""
+    if isinstance(stream, dict):  # RESP3: {key: [entries]}
+        stream = [[key, value] for key, value in stream.items()]
+    if not isinstance(stream, list) or not stream:
+        return []
+    found = stream[0][1] if isinstance(stream[0], list | tuple) and len(stream[0]) == 2 else []
+    return [
+        (entry[0], entry[1])
+        for entry in found
+        if isinstance(entry, list | tuple) and len(entry) == 2 and isinstance(entry[1], dict)
+    ]
 
 
 def _merged_timing(snaps: list[tuple[int, Snapshot]], elapsed: float) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from ..ledger import Ledger
 from ..observe.snapshot import Accounting
 from ..observe.text import printable
 from ..records import FetchRecord, describe_exception
+from ..trace.flight import FlightRing
 from ..urls import normalize, origin_of
 from . import scripts
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
@@ -159,6 +160,9 @@ class RedisFrontier:
         # Run with the pump's start (on the crawl's loop) and after its end.
         self.on_start: list[Callable[[], None]] = []
         self.on_close: list[Callable[[], Awaitable[None]]] = []
+        # Told the flight recorder's ring once the crawl has one (the publisher sends its
+        # events to the cluster's views: past.py).
+        self.on_ring: list[Callable[[FlightRing], None]] = []
         self._adds: list[tuple[str, str]] = []  # (url, member)
         self._filtered: list[str] = []
         self._backs: list[str] = []

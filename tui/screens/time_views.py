@@ -26,4 +26,6 @@ class TimeViews(Screen[None]):
         if feed is None or source is None:
             self.notify("no recorded past to draw here", timeout=3)
             return
-        self.app.push_screen(TimelineScreen(feed, clock_of(source)))
+        # A cluster's lanes are named by process and worker (ClusterCrawl.lane_label).
+        label = getattr(source, "lane_label", None)
+        self.app.push_screen(TimelineScreen(feed, clock_of(source), label=label))
