@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from tui_support import config, crawler_of, until
 
+from crawlscope.engine.observe.workers import WorkerState
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.trace.load import load_recording
 from crawlscope.engine.trace.replay import ReplayedCrawl
@@ -16,6 +17,7 @@ from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.screens.live import LiveScreen
 from crawlscope.tui.screens.rewind import RewindScreen
 from crawlscope.tui.startup import LiveCrawl
+from crawlscope.tui.widgets.recent_fetches import RecentFetches
 from crawlscope.tui.widgets.timeline_screen import TimelineScreen
 from crawlscope.tui.widgets.waterfall_screen import WaterfallScreen, waterfall_text
 
@@ -116,6 +118,35 @@ async def test_the_timeline_draws_a_lane_per_worker_and_opens_a_waterfall() -> N
         text = waterfall_text(fall).plain
         assert fall.url in text and "awaiting the status line and headers" in text
         assert abs(sum(s for _, s in fall.parts) - fall.total) <= 1e-6
+
+
+async def test_a_click_on_a_recent_fetch_opens_its_waterfall() -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=DEMO))
+    async with app.run_test(size=(140, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: len(crawler.ledger.done) >= 20, "20 pages")
+        crawler.pause_all()
+        recent = app.panels.query_one(RecentFetches)
+
+        def still() -> bool:
+            # Every worker held back (no fetch left to finish), and the newest drawn.
+            paused = all(w.state is WorkerState.PAUSED for w in crawler.workers.values())
+            newest = crawler.recent_fetches()[-1]
+            return paused and recent.record_at(0) is newest and recent.record_at(2) is not None
+
+        await until(pilot, still, "the crawl paused, its last fetches drawn")
+        picked = recent.record_at(2)
+        assert picked is not None
+        # The third line of the panel: below its border, the third fetch drawn.
+        await pilot.click(RecentFetches, offset=(3, 3))
+        await until(pilot, lambda: isinstance(app.screen, WaterfallScreen), "the waterfall")
+        waterfall = app.screen
+        assert isinstance(waterfall, WaterfallScreen)
+        fall = waterfall.fall
+        assert fall.url == picked.url and fall.worker == picked.worker
+        assert fall.status == picked.status
+        assert abs(sum(s for _, s in fall.parts) - fall.total) <= 1e-6
+        assert fall.url in waterfall_text(fall).plain
 
 
 async def test_f_saves_the_last_minute_and_the_status_line_names_it(

@@ -1,6 +1,7 @@
 """What every panels screen offers of time: `t`, the timeline, over the past its source
 keeps (none by default; a live crawl's flight recorder, a recording's events, what an
-attached viewer received), and the status line's word on a saved flight."""
+attached viewer received); a click on a fetch in "recent fetches": its waterfall; and
+the status line's word on a saved flight."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from textual.screen import Screen
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.timeline import Feed
 
+from ..widgets.recent_fetches import RecentFetches
 from ..widgets.timeline_screen import TimelineScreen, clock_of
+from ..widgets.waterfall_screen import WaterfallScreen, waterfall_or_why
 
 
 class TimeViews(Screen[None]):
@@ -29,3 +32,15 @@ class TimeViews(Screen[None]):
         # A cluster's lanes are named by process and worker (ClusterCrawl.lane_label).
         label = getattr(source, "lane_label", None)
         self.app.push_screen(TimelineScreen(feed, clock_of(source), label=label))
+
+    def on_recent_fetches_picked(self, message: RecentFetches.Picked) -> None:
+        """A fetch clicked in "recent fetches": its waterfall, from the recorded past."""
+        feed = self.events_feed()
+        if feed is None:
+            self.notify("no recorded past to draw a waterfall from", timeout=3)
+            return
+        fall = waterfall_or_why(feed, message.record.url)
+        if isinstance(fall, str):
+            self.notify(fall, timeout=4)
+            return
+        self.app.push_screen(WaterfallScreen(fall))

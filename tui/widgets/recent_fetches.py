@@ -7,7 +7,9 @@ from itertools import islice
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.geometry import Region
+from textual.message import Message
 from textual.strip import Strip
 
 from crawlscope.engine.observe.text import printable
@@ -35,6 +37,13 @@ class RecentFetches(Repaints):
     plain Segments, and kept while the record is on screen. New records shift every line
     down, so a redraw composes the kept strips and builds only the new records' lines.
     """
+
+    class Picked(Message):
+        """A fetch clicked on: its screen opens the fetch's waterfall."""
+
+        def __init__(self, record: FetchRecord) -> None:
+            super().__init__()
+            self.record = record
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -64,6 +73,16 @@ class RecentFetches(Repaints):
         if changed:
             top = changed[0]
             self.repaint(Region(0, top, self.size.width, changed[-1] - top + 1))
+
+    def record_at(self, y: int) -> FetchRecord | None:
+        """The fetch drawn on line `y`, if one is."""
+        return self._records[y] if 0 <= y < len(self._records) else None
+
+    def on_click(self, event: events.Click) -> None:
+        at = event.get_content_offset(self)
+        record = None if at is None else self.record_at(at.y)
+        if record is not None:
+            self.post_message(self.Picked(record))
 
     def on_resize(self) -> None:
         # Taller than before: the records taken last time do not fill it.

@@ -30,11 +30,10 @@ from textual.widget import Widget
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.text import printable
 from crawlscope.engine.observe.timeline import Feed, Lane, Timeline
-from crawlscope.engine.observe.waterfall import waterfall_of
 from crawlscope.engine.observe.workers import WorkerState
 
 from ..format import STATE_STYLE
-from .waterfall_screen import WaterfallScreen
+from .waterfall_screen import WaterfallScreen, waterfall_or_why
 
 SPANS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)  # seconds across the lanes
 LABEL = 7  # columns of a lane's label, "w 123  "
@@ -382,16 +381,8 @@ class TimelineScreen(Screen[None]):
         if url is None:
             self.notify("no fetch under the cursor on this lane", timeout=3)
             return
-        feed = v.timeline.feed
-        # The ring finds the few events a waterfall is cut from; a list is read whole.
-        finder = getattr(feed, "events_for", None)
-        events = finder(url) if finder is not None else feed.new_events(0)[0]
-        if not events and finder is None:
-            self.notify("no fetches recorded here to draw a waterfall of", timeout=3)
-            return
-        fall = waterfall_of(events, url)
-        if fall is None:
-            self.notify("that fetch has not finished yet, or began before the kept past",
-                        timeout=4)  # fmt: skip
+        fall = waterfall_or_why(v.timeline.feed, url)
+        if isinstance(fall, str):
+            self.notify(fall, timeout=4)
             return
         self.app.push_screen(WaterfallScreen(fall))

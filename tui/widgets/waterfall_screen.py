@@ -13,7 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from crawlscope.engine.observe.text import printable
-from crawlscope.engine.observe.waterfall import PARTS, Waterfall, bar
+from crawlscope.engine.observe.timeline import Feed
+from crawlscope.engine.observe.waterfall import PARTS, Waterfall, bar, waterfall_of
 
 from .timing_text import millis
 
@@ -30,6 +31,20 @@ PART_STYLE = {
     "backoff": "dark_orange",
     "paused": "black on yellow",
 }
+
+
+def waterfall_or_why(feed: Feed, url: str) -> Waterfall | str:
+    """`url`'s waterfall from the recorded past, or why there is none, in words."""
+    # The flight recorder's ring finds the few events a waterfall is cut from; a list
+    # (a recording's events) is read whole.
+    finder = getattr(feed, "events_for", None)
+    events = finder(url) if finder is not None else feed.new_events(0)[0]
+    fall = waterfall_of(events, url)
+    if fall is not None:
+        return fall
+    if not events and finder is None:
+        return "no fetches recorded here to draw a waterfall of"
+    return "that fetch has not finished yet, or began before the kept past"
 
 
 def waterfall_text(fall: Waterfall, width: int = BAR) -> Text:
