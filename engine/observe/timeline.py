@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -107,8 +107,13 @@ class Lane:
         kept = self._settled if self._step == step and k0 >= max(first, self._from) else []
         out = kept[k0 - self._from : k0 - self._from + n]
         column = self._column
-        for k in range(k0 + len(out), k0 + n):
+        # From the first column that begins at or after the last change, every column
+        # holds the last state: when following now, most of those not settled.
+        held_from = max(math.ceil(times[-1] / step), k0 + len(out))
+        for k in range(k0 + len(out), min(held_from, k0 + n)):
             out.append(column(k * step, (k + 1) * step))
+        if len(out) < n:
+            out += [self.states[-1]] * (n - len(out))
         if k0 >= first:
             # The columns ended by the last change (one fewer: a rounding at the edge).
             settled = min(n, math.floor(times[-1] / step) - k0 - 1)
@@ -154,10 +159,11 @@ class Counts:
     _kept: dict[int, tuple[int, float, list[int]]] = field(default_factory=dict)
 
     def add(self, t: float, queued: int, unfinished: int, done: int) -> None:
-        if self.times and (queued, unfinished, done) == (
-            self.queued[-1],
-            self.unfinished[-1],
-            self.done[-1],
+        if (
+            self.times
+            and done == self.done[-1]
+            and queued == self.queued[-1]
+            and unfinished == self.unfinished[-1]
         ):
             return
         self.times.append(t)
@@ -223,6 +229,9 @@ class Timeline:
         self.counts = Counts()
         self.last_t = 0.0
         self._seen = 0
+        self._first = 0.0  # the feed's oldest time when the lanes were last trimmed
+        self._appends: dict[int, tuple[Callable[[float], None], Callable[[str], None],
+                                       Callable[[str | None], None]]] = {}  # fmt: skip
 
     @property
     def seen(self) -> int:
@@ -231,23 +240,29 @@ class Timeline:
 
     def catch_up(self) -> None:
         states, counts_seen, self._seen = self.feed.new_points(self._seen)
-        lanes, counts = self.lanes, self.counts
+        # Thousands of points a frame at a fast crawl's pace: each lane's appends are
+        # looked up once, not three attributes a point.
+        appends = self._appends
         for t, worker, state, url in states:
-            lane = lanes.get(worker)
-            if lane is None:
-                lane = lanes[worker] = Lane(worker)
-            lane.times.append(t)
-            lane.states.append(state)
-            lane.urls.append(url)
+            got = appends.get(worker)
+            if got is None:
+                lane = self.lanes[worker] = Lane(worker)
+                got = appends[worker] = (lane.times.append, lane.states.append, lane.urls.append)
+            got[0](t)
+            got[1](state)
+            got[2](url)
+        counts = self.counts
         for point in counts_seen:
             counts.add(*point)
         if states or counts_seen:
             last = max(states[-1][0] if states else 0.0, counts_seen[-1][0] if counts_seen else 0.0)
             self.last_t = max(self.last_t, last)
             first = self.feed.first_t
-            for lane in lanes.values():
-                lane.trim(first)
-            counts.trim(first)
+            if first != self._first:  # the feed let go of its oldest: so do the lanes
+                self._first = first
+                for lane in self.lanes.values():
+                    lane.trim(first)
+                counts.trim(first)
 
     def order(self, at: float, by: str = "worker") -> list[int]:
         """The workers' ids: by number, or by how long each has held its state at `at`

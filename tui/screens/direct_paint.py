@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from textual.geometry import Region
 from textual.screen import Screen
@@ -27,14 +28,14 @@ from ..textual_private import (
     visible_widgets,
     write_runs,
 )
-from ..widgets.held import Held
+from ..widgets.held import Held, Repaints
 from ..widgets.text_lines import content_lines
 
 CompositorMap = dict[Widget, tuple[Region, Region]]
 
 
 def region_alone(
-    visible: dict[Widget, tuple[Region, Region]], widget: Widget, screen: Screen[None]
+    visible: dict[Widget, tuple[Region, Region]], widget: Widget, screen: Screen[Any]
 ) -> Region | None:
     """Where `widget` draws its lines on screen (inside its border and scrollbars), if it
     is there whole with nothing drawn over it: only its containers, and the screen, are
@@ -61,6 +62,36 @@ def runs_of(rows: Iterable[int]) -> list[tuple[int, int]]:
         else:
             runs.append((row, 1))
     return runs
+
+
+def paint_rows(widget: Repaints, rows: Iterable[int]) -> bool:
+    """Write `rows` of `widget`'s content straight to the terminal, as a panels frame
+    writes its workers table (DirectPaint): for a widget that fills most of its screen
+    and changes most lines a frame (the timeline), the compositor's work for the whole
+    screen is most of the frame's cost. False, and nothing written, when Textual must
+    draw them: another screen on top, a layout or a repaint of its own on its way, or
+    something drawn over the widget."""
+    screen = widget.screen
+    if (
+        screen.app.is_inline
+        or not screen.is_current
+        or changes_pending(screen)
+        or layout_pending(widget)
+        or repaint_pending(widget)
+        or scroll_pending(widget)
+    ):
+        return False
+    at = region_alone(visible_widgets(screen), widget, screen)
+    if at is None:
+        return False
+    runs: list[tuple[list[Iterable[Strip]], Region]] = []
+    for first, count in runs_of(y for y in rows if 0 <= y < at.height):
+        lines: list[Iterable[Strip]] = [
+            [strip] for strip in content_lines(widget, first, count, at.width)
+        ]
+        runs.append((lines, Region(at.x, at.y + first, at.width, count)))
+    write_runs(screen, runs)
+    return True
 
 
 class DirectPaint:

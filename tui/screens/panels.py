@@ -18,6 +18,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
+from textual.screen import ModalScreen
 
 from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.observe.snapshot import OVER, Snapshot
@@ -258,11 +259,25 @@ class PanelsScreen(TimedScreen, TimeViews):
             return  # shutting down: the widgets are being taken off the screen
         started = time.perf_counter()
         self.advance()
+        if self.hidden():
+            return
         self.redraw(table=kind == "table", pulse=kind == "pulse", rows=kind == "rows")
         self.frames += 1
         cost = time.perf_counter() - started
         self.frame_costs.append(cost)
         self.budget.ticked(kind, cost)
+
+    def hidden(self) -> bool:
+        """Whether a screen that hides this one is over it (the timeline, the hosts): its
+        panels are not drawn then. Drawn, they would cost as much as on screen, and more:
+        Textual draws the whole screen on top again for any change of one below it."""
+        top = self.app.screen
+        return top is not self and not isinstance(top, ModalScreen)
+
+    def on_screen_resume(self) -> None:
+        # Back on top after frames it did not draw: all of it, now.
+        if self._widgets_found:
+            self.redraw()
 
     def _draw(self, kind: FrameKind) -> None:
         """A frame, drawn here and now: its widgets' refreshes are held (see held.py) and

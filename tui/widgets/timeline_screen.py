@@ -25,7 +25,6 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
-from textual.widget import Widget
 
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.text import printable
@@ -33,6 +32,8 @@ from crawlscope.engine.observe.timeline import Feed, Lane, Timeline
 from crawlscope.engine.observe.workers import WorkerState
 
 from ..format import STATE_STYLE
+from ..screens.direct_paint import paint_rows
+from .held import Repaints
 from .waterfall_screen import WaterfallScreen, waterfall_or_why
 
 SPANS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)  # seconds across the lanes
@@ -87,7 +88,7 @@ def _on(state: str) -> Style:
     return Style(color="black", bgcolor=lane_style(state).color)
 
 
-class TimelineView(Widget):
+class TimelineView(Repaints):
     """The whole timeline, row by row (render_line): no child widgets to lay out."""
 
     DEFAULT_CSS = "TimelineView { height: 1fr; }"
@@ -109,7 +110,8 @@ class TimelineView(Widget):
         self.selected = 0  # the lane picked (index into the order)
         self.sort = "worker"
         self._order: list[int] = []
-        self.frame_seconds = 0.0  # what the last frame cost to build
+        self.frame_seconds = 0.0  # what the last frame cost to build and write
+        self._rows: list[Strip] = []
         self._looks: tuple[object, ...] = ()
         self.ticks = 0  # times it looked for something new to draw
         self.frames = 0  # times it found some, and drew
@@ -170,9 +172,18 @@ class TimelineView(Widget):
             return
         self._looks = looks
         self.frames += 1
+        before = self._rows
         self._build()
+        after = self._rows
+        # Only the lines that changed are written (a lane idle across the view, the
+        # axis between labels), and straight to the terminal where nothing is over it.
+        changed = [
+            y for y in range(max(len(before), len(after)))
+            if y >= len(before) or y >= len(after) or before[y] != after[y]
+        ]  # fmt: skip
+        if changed and not paint_rows(self, changed):
+            self.refresh()
         self.frame_seconds = time.perf_counter() - t0
-        self.refresh()
 
     def _build(self) -> None:
         width = self.size.width
@@ -281,7 +292,7 @@ class TimelineView(Widget):
         return [s for s in out if s.text]
 
     def render_line(self, y: int) -> Strip:
-        rows = getattr(self, "_rows", [])
+        rows = self._rows
         return rows[y] if y < len(rows) else Strip.blank(self.size.width)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
