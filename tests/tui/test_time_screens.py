@@ -120,6 +120,29 @@ async def test_the_timeline_draws_a_lane_per_worker_and_opens_a_waterfall() -> N
         assert abs(sum(s for _, s in fall.parts) - fall.total) <= 1e-6
 
 
+async def test_a_lane_kept_from_the_frame_before_is_the_lane_built_afresh() -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(8), demo=DEMO))
+    async with app.run_test(size=(140, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: len(crawler.ledger.done) >= 10, "10 pages")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        view = screen.view
+        # Frames as they come, the cursor moved, a lane picked, the view scrolled back,
+        # zoomed: each time, every lane drawn is what it would be if nothing were kept.
+        for keys in ((), (), ("left",), ("down",), ("left_square_bracket",), ("minus",),
+                     ("f",), ("right", "right"), ()):  # fmt: skip
+            frames = view.frames
+            await pilot.press(*keys)
+            await until(pilot, lambda: view.frames > frames, "a frame")  # noqa: B023
+            drawn = list(view._rows[5:])
+            view._lane_strips.clear()
+            view._build()
+            assert view._rows[5:] == drawn
+
+
 async def test_a_click_on_a_recent_fetch_opens_its_waterfall() -> None:
     app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=DEMO))
     async with app.run_test(size=(140, 40)) as pilot:

@@ -40,12 +40,16 @@ SPANS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)  # seconds across
 LABEL = 7  # columns of a lane's label, "w 123  "
 HEAD = 5  # rows above the lanes: title, axis, three strips
 REFRESH_EVERY = 0.5  # seconds: a whole timeline is dearer to draw than a panel's change
+CATCH_UP_EVERY = 0.1  # seconds between two reads of the recorder's new events
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SORTS = ("worker", "time")
 # The crawl's clock (Snapshot.elapsed) and phase, read at each frame.
 Clock = Callable[[], tuple[float, str]]
 # A lane's label, from its number: a worker's id, or a lecture stage's task.
 Label = Callable[[int], str]
+# A lane's last strip: its columns, (picked, the cursor's column, the first column), the
+# strip, and whether a URL is written on it (then where the view starts decides which).
+KeptStrip = tuple[list[str | None], tuple[bool, int, int], Strip, bool]
 
 
 def worker_label(worker: int) -> str:
@@ -111,6 +115,8 @@ class TimelineView(Repaints):
         self.sort = "worker"
         self._order: list[int] = []
         self.frame_seconds = 0.0  # what the last frame cost to build and write
+        self.catch_up_seconds = 0.0  # what the last catch-up with the recorder cost
+        self._lane_strips: dict[int, KeptStrip] = {}
         self._rows: list[Strip] = []
         self._looks: tuple[object, ...] = ()
         self.ticks = 0  # times it looked for something new to draw
@@ -153,10 +159,18 @@ class TimelineView(Repaints):
         order = self._order
         return order[self.selected] if 0 <= self.selected < len(order) else None
 
-    def tick(self) -> None:
+    def catch_up(self) -> None:
+        """Read the events the recorder kept since the last look into the lanes: every
+        CATCH_UP_EVERY seconds, so that a fast crawl's thousands of events a second come
+        in slices of a few milliseconds, never one long step before a frame."""
         t0 = time.perf_counter()
-        self.ticks += 1
         self.timeline.catch_up()
+        self.catch_up_seconds = time.perf_counter() - t0
+
+    def tick(self) -> None:
+        self.catch_up()
+        t0 = time.perf_counter()  # the frame: what the screen shows, built and written
+        self.ticks += 1
         now, self.phase = self.now()
         if self.follow:
             self.end = now
@@ -246,10 +260,27 @@ class TimelineView(Repaints):
     def _lane(self, worker: int, picked: bool, n: int, k0: int, step: float) -> Strip:
         lane = self.timeline.lanes[worker]
         states = lane.columns(k0, step, n)
-        t0 = k0 * step
-        label = self.label(worker)[: LABEL - 1].ljust(LABEL - 1) + " "
-        segments = [Segment(label, Style(reverse=picked, bold=picked))]
         cur = self.cursor_column
+        # A lane whose columns did not move (a worker idle across the view) is the strip
+        # it was: not built again, and not written (the frame writes lines that changed).
+        kept = self._lane_strips.get(worker)
+        if kept is not None and kept[0] == states:
+            _, (was_picked, was_cur, was_k0), strip, urls = kept
+            if (was_picked, was_cur) == (picked, cur) and (not urls or was_k0 == k0):
+                return strip
+        strip, urls = self._lane_strip(lane, states, picked, cur, k0, step)
+        self._lane_strips[worker] = (states, (picked, cur, k0), strip, urls)
+        return strip
+
+    def _lane_strip(
+        self, lane: Lane, states: list[str | None], picked: bool, cur: int, k0: int, step: float
+    ) -> tuple[Strip, bool]:
+        """The lane's strip, and whether a URL is written on it (then where the view
+        starts decides which)."""
+        t0 = k0 * step
+        urls = False
+        label = self.label(lane.worker)[: LABEL - 1].ljust(LABEL - 1) + " "
+        segments = [Segment(label, Style(reverse=picked, bold=picked))]
         c = 0
         add = segments.append
         for state, group in groupby(states):
@@ -261,8 +292,9 @@ class TimelineView(Repaints):
                 add(Segment(LANE_CHAR.get(state, "█") * (run - c), lane_style(state)))
             else:
                 segments.extend(self._run(lane, state, c, run, t0, step, cur))
+                urls = True
             c = run
-        return Strip(segments)
+        return Strip(segments), urls
 
     def _run(
         self, lane: Lane, state: str, a: int, b: int, t0: float, step: float, cur: int
@@ -338,6 +370,7 @@ class TimelineScreen(Screen[None]):
     def on_mount(self) -> None:
         self.call_after_refresh(self.view.tick)
         self.set_interval(REFRESH_EVERY, self.view.tick)
+        self.set_interval(CATCH_UP_EVERY, self.view.catch_up)
 
     def action_zoom(self, direction: int) -> None:
         v = self.view
