@@ -232,6 +232,7 @@ LECTURE_CONTRACT = {
     "crawlscope.engine.lecture.observe",
     "crawlscope.engine.lecture.snapshot",
     "crawlscope.engine.lecture.step_lanes",  # who ran when, read from the snapshots alone
+    "crawlscope.engine.lecture.source",  # the stage modules as shipped, looked up by name
 }
 LECTURE_OPENERS = {"app.py": {"crawlscope.engine.lecture.live"}}
 

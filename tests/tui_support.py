@@ -73,6 +73,13 @@ async def frames(pilot: Pilot[int], count: int) -> None:
     alone can leave a panel behind."""
     app = pilot.app
     assert isinstance(app, CrawlScopeApp)
+    view = getattr(app.screen, "view", None)
+    if app.panels.hidden() and view is not None:
+        # The timeline over the panels, which draw nothing meanwhile: its own ticks.
+        ticks = view.ticks + count
+        await until(pilot, lambda: view.ticks >= ticks, f"{count} ticks of the timeline")
+        await pilot.pause()
+        return
     target = app.frames + count
     await until(
         pilot,

@@ -3,6 +3,7 @@ palette are all made from it, so they cannot disagree."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
@@ -121,6 +122,14 @@ REWIND = (
     Key("r,escape", "back_to_now", "Now", "Back to now", "r or escape: the live crawl again",
         display="r", priority=True),
 )  # fmt: skip
+
+
+@functools.cache
+def screen_actions(keys: tuple[Key, ...]) -> tuple[str, ...]:
+    """The actions of `keys` a screen checks (the app's own, quit and help, are the app's
+    to check): worked out once, not on each frame."""
+    names = (key.action.split("(")[0] for key in keys)
+    return tuple(dict.fromkeys(n for n in names if not n.startswith("app.")))
 
 
 def bindings(*tables: tuple[Key, ...]) -> list[BindingType]:

@@ -4,6 +4,7 @@ Pilot, crawling the real demo site."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,30 @@ async def test_the_timeline_draws_a_lane_per_worker_and_opens_a_waterfall() -> N
         text = waterfall_text(fall).plain
         assert fall.url in text and "awaiting the status line and headers" in text
         assert abs(sum(s for _, s in fall.parts) - fall.total) <= 1e-6
+
+
+async def test_the_panels_under_the_timeline_draw_nothing_and_all_when_back() -> None:
+    app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=DEMO))
+    async with app.run_test(size=(140, 40)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: len(crawler.ledger.done) >= 10, "10 pages")
+        panels = app.panels
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        drawn, done = panels.frames, len(crawler.ledger.done)
+        ticks = screen.view.ticks + 3
+        await until(pilot, lambda: screen.view.ticks >= ticks, "three ticks of the timeline")
+        await until(pilot, lambda: len(crawler.ledger.done) > done, "the crawl goes on")
+        assert panels.frames == drawn  # not one frame of the screen no one sees
+        crawler.pause_all()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is panels, "back to the panels")
+        await pilot.pause()
+        # Drawn whole at once: the status line says what the crawl has done now.
+        pages = re.search(r" (\d+) pages? ", panels._status.render().plain)
+        assert pages is not None and int(pages.group(1)) >= len(crawler.ledger.done) - 4
 
 
 async def test_a_lane_kept_from_the_frame_before_is_the_lane_built_afresh() -> None:

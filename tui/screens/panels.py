@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import time
 from collections import deque
 from typing import ClassVar
@@ -27,7 +26,7 @@ from crawlscope.engine.urls import origin_of
 
 from ..frame_budget import FRAMES_PER_SECOND, FrameBudget, FrameKind, next_slot
 from ..history import History
-from ..keys import Key
+from ..keys import Key, screen_actions
 from ..textual_private import (
     TimedScreen,
     report_error,
@@ -53,14 +52,6 @@ CHAINS_EVERY = 0.5
 
 # Rows the queue, recent and redirect panels need at the least (the queue panel's lines).
 BOTTOM_MIN = 11
-
-
-@functools.cache
-def screen_actions(keys: tuple[Key, ...]) -> tuple[str, ...]:
-    """The actions of `keys` a screen checks (the app's own, quit and help, are the app's
-    to check): worked out once, not on each frame."""
-    names = (key.action.split("(")[0] for key in keys)
-    return tuple(dict.fromkeys(n for n in names if not n.startswith("app.")))
 
 
 class Backdrop(Container):
@@ -122,6 +113,7 @@ class PanelsScreen(TimedScreen, TimeViews):
         # A key can arrive before on_mount has found the widgets; it acts on the source,
         # and the first frame draws the result.
         self._widgets_found = False
+        self._missed = False  # frames went undrawn under a full screen (hidden)
 
     @property
     def fps(self) -> float:
@@ -260,6 +252,7 @@ class PanelsScreen(TimedScreen, TimeViews):
         started = time.perf_counter()
         self.advance()
         if self.hidden():
+            self._missed = True
             return
         self.redraw(table=kind == "table", pulse=kind == "pulse", rows=kind == "rows")
         self.frames += 1
@@ -268,15 +261,14 @@ class PanelsScreen(TimedScreen, TimeViews):
         self.budget.ticked(kind, cost)
 
     def hidden(self) -> bool:
-        """Whether a screen that hides this one is over it (the timeline, the hosts): its
-        panels are not drawn then. Drawn, they would cost as much as on screen, and more:
-        Textual draws the whole screen on top again for any change of one below it."""
+        """Whether a full screen is over this one (the timeline): then no frame is drawn,
+        since Textual would draw the whole screen on top again for each change below."""
         top = self.app.screen
         return top is not self and not isinstance(top, ModalScreen)
 
     def on_screen_resume(self) -> None:
-        # Back on top after frames it did not draw: all of it, now.
-        if self._widgets_found:
+        if self._missed:  # back on top after frames it did not draw: all of it, now
+            self._missed = False
             self.redraw()
 
     def _draw(self, kind: FrameKind) -> None:
