@@ -5,7 +5,8 @@ the format's version, then one line per event, times in seconds since the start,
 only. Its events are the stage snapshots (snapshot.py) the screen draws, one after each
 step the loop runs, so a replay shows each step as the class saw it:
 
-    {"kind": "start", "recording": "lecture", "version": 1, "wall": 1764100000.0}
+    {"kind": "start", "recording": "lecture", "version": 1, "wall": 1764100000.0,
+     "sources": {"stage_callbacks.py": "<sha256>", "stage_generators.py": "<sha256>"}}
     {"kind": "step", "t": 0.51, "snapshot": {"engine": "callbacks", "steps": 1, ...}}
     {"kind": "crawl", "run": 1, "t": 61.0, "event": {"kind": "start", "config": ...}}
     {"kind": "crawl", "run": 1, "t": 61.3, "event": {"kind": "fetch", "t": 0.3, ...}}
@@ -31,6 +32,7 @@ from ..crawler import Crawler
 from ..trace.recording import Recorder
 from .observe import LiveStage
 from .snapshot import StageSnapshot
+from .source import digests
 
 RECORDING = "lecture"  # the start line's "recording": what tells it from a crawl's
 FORMAT_VERSION = 1
@@ -49,8 +51,10 @@ class LectureRecorder:
         self.failure: str | None = None
         self.steps = 0  # step lines written
         self.runs = 0  # stage-3 crawls followed
+        # The hash of each stage's module: a replay on another version says if its code
+        # differs (the cursors on the code pane would stand on other lines).
         self._write({"kind": "start", "recording": RECORDING, "version": FORMAT_VERSION,
-                     "wall": time.time()})  # fmt: skip
+                     "wall": time.time(), "sources": digests()})  # fmt: skip
 
     def follow(self, stage: LiveStage) -> None:
         stage.listeners.append(self.on_snapshot)

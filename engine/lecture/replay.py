@@ -11,7 +11,8 @@ message naming its line and what is wrong (`LectureReplayError`), never a crash 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from ..trace.replay import ReplayedCrawl, ReplayError
 from ..trace.validation import BadEvent, check_event, check_start, parse_line
 from .recording import FORMAT_VERSION, RECORDING
 from .snapshot import StageSnapshot
+from .source import sources_of
 
 # A step is some kB: an hour's lecture run to the end again and again stays well within.
 MAX_BYTES = 64 * 1024 * 1024
@@ -65,6 +67,7 @@ class RecordedLecture:
     times: tuple[float, ...]  # seconds since the start, one a step, never going back
     steps: tuple[StageSnapshot, ...]
     runs: tuple[RecordedRun, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)  # each stage module's hash
 
     @property
     def duration(self) -> float:
@@ -102,7 +105,7 @@ def lecture_from_bytes(path: str | Path, data: bytes) -> RecordedLecture:
     if not lines:
         raise LectureReplayError(f"{shown} is not a lecture recording (an empty file)")
     try:
-        wall = _start(_line(lines[0]))
+        wall, sources = _start(_line(lines[0]))
     except (BadEvent, BadMessage) as exc:
         raise LectureReplayError(f"{shown}:1: {exc}") from None
     times: list[float] = []
@@ -121,7 +124,7 @@ def lecture_from_bytes(path: str | Path, data: bytes) -> RecordedLecture:
         played = runs.played()
     except ReplayError as exc:
         raise LectureReplayError(f"{shown}: stage 3: {exc}") from None
-    return RecordedLecture(Path(path).name, wall, tuple(times), tuple(steps), played)
+    return RecordedLecture(Path(path).name, wall, tuple(times), tuple(steps), played, sources)
 
 
 def _line(line: str) -> Any:
@@ -130,7 +133,7 @@ def _line(line: str) -> Any:
     return parse_line(line)
 
 
-def _start(event: Any) -> float:
+def _start(event: Any) -> tuple[float, dict[str, str]]:
     if not isinstance(event, dict) or event.get("kind") != "start":
         raise BadEvent("not a lecture recording (no start line)")
     if event.get("recording") != RECORDING:
@@ -142,7 +145,7 @@ def _start(event: Any) -> float:
             f"this crawlscope reads version {FORMAT_VERSION}"
         )
     wall: float = decode(float, event.get("wall"), "wall")
-    return wall
+    return wall, sources_of(event.get("sources"))
 
 
 def _take(event: Any, times: list[float], steps: list[StageSnapshot], runs: _Runs) -> None:

@@ -10,11 +10,15 @@ replay whose shipped source differs says so rather than drawing cursors on other
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..exchange.plain import BadMessage
 from .snapshot import Engine, TaskInsides
 
 HERE = Path(__file__).parent
@@ -71,6 +75,35 @@ def digests() -> dict[str, str]:
     return out
 
 
+def source_note(recorded: Mapping[str, str]) -> str:
+    """What to say of a recording's stage modules (name -> hash, as `digests()` gave them
+    when it was made) against those this version ships: "" when they are the same, or
+    the recording names none (made before it kept them)."""
+    shipped_now = digests()
+    differ = sorted(name for name, digest in recorded.items()
+                    if name in shipped_now and shipped_now[name] != digest)  # fmt: skip
+    if not differ:
+        return ""
+    return (f"recorded with another {', '.join(differ)} than this version ships: "
+            "the cursors may stand on other lines")  # fmt: skip
+
+
+def sources_of(value: object) -> dict[str, str]:
+    """A recording's "sources" (name -> sha256 hex), checked; BadMessage if not that."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or len(value) > MOST_SOURCES:
+        raise BadMessage(f"'sources' is not an object of at most {MOST_SOURCES} entries")
+    for name, digest in value.items():
+        if not (isinstance(name, str) and len(name) <= 100 and isinstance(digest, str)
+                and re.fullmatch(r"[0-9a-f]{64}", digest)):  # fmt: skip
+            raise BadMessage("'sources' holds an entry that is not a name and a sha256")
+    return dict(value)
+
+
+MOST_SOURCES = 16
+
+
 @dataclass(frozen=True, slots=True)
 class Cursor:
     """Where one task stands: its name, and a line of a module."""
@@ -92,4 +125,68 @@ def task_cursors(tasks: tuple[TaskInsides, ...], chain: bool = False) -> list[Cu
         links = own if chain else own[-1:]
         for depth, link in enumerate(reversed(links)):
             cursors.append(Cursor(task.name, link.file, link.line, link.function, depth))
+    return cursors
+
+
+@functools.cache
+def _places(source: Source) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    """Where each function of a module is defined (by qualified name), and the lines that
+    hand each method to the loop (`watch`, `call_soon`, `call_later`: by its name)."""
+    defs: dict[str, int] = {}
+    handed: dict[str, list[int]] = {}
+    try:
+        tree = ast.parse("\n".join(source.lines))
+    except (SyntaxError, ValueError):
+        return {}, {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                defs[f"{prefix}{child.name}"] = child.lineno
+                visit(child, f"{prefix}{child.name}.<locals>.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in LOOP_CALLS
+        ):
+            for arg in node.args:
+                if isinstance(arg, ast.Attribute):
+                    handed.setdefault(arg.attr, []).append(node.lineno)
+    return defs, {name: tuple(lines) for name, lines in handed.items()}
+
+
+LOOP_CALLS = frozenset({"watch", "call_soon", "call_later"})
+_CALLBACK = re.compile(r"([A-Za-z_][\w.<>]*)(?: \[(.*)\])?$")
+
+
+def callback_cursors(
+    source: Source, registered: list[tuple[int, str]], ready: tuple[str, ...]
+) -> list[Cursor]:
+    """Stage 1: the callback about to run (`ready`'s first, as the loop writes a step) on
+    its `def`, and each socket's registered callback on its `def` and, one further out, on
+    the lines that handed it to the loop. `registered`: (fd, callback) as the snapshot holds
+    them."""
+    defs, handed = _places(source)
+    cursors = []
+    if ready:
+        found = _CALLBACK.match(ready[0].split(": ", 1)[-1])
+        if found and found.group(1) in defs:
+            cursors.append(Cursor("next", source.name, defs[found.group(1)], found.group(1), 0))
+    for fd, callback in registered:
+        found = _CALLBACK.match(callback)
+        if not found or found.group(1) not in defs:
+            continue
+        name = found.group(1)
+        about = (found.group(2) or "").split()
+        label = " ".join(about[:2]) if about[:1] == ["fetch"] else f"fd {fd}"
+        cursors.append(Cursor(label, source.name, defs[name], name, 0))
+        for line in handed.get(name.rsplit(".", 1)[-1], ()):
+            cursors.append(Cursor(label, source.name, line, name, 1))
     return cursors

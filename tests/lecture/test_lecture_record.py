@@ -20,10 +20,11 @@ from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage_replay import LectureReplayApp
 
 DEMO = DemoConfig(pages=20, links_per_page=4)
-PANELS = ("#stage-main", "#stage-queue", "#stage-narration")
+# The code pane too: its cursors come from the positions each step recorded.
+PANELS = ("#stage-main", "#stage-code", "#stage-queue", "#stage-narration")
 STEPS = 12  # a stage's first steps: robots.txt, connections, a page read and parsed
-LIVE = (120, 40)
-REPLAY = (120, 41)  # one line more, for the transport bar: the panels are of one size
+LIVE = (160, 40)  # wide enough for the code pane
+REPLAY = (160, 41)  # one line more, for the transport bar: the panels are of one size
 
 
 def two_workers(roots: Sequence[str]) -> CrawlConfig:
@@ -132,4 +133,4 @@ async def test_a_replay_plays_by_itself_to_its_end(tmp_path: Path) -> None:
         await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
         await until(pilot, lambda: replay.replay.index == len(recording.steps) - 1, "the end")
         await until(pilot, lambda: "FINISHED" in status(replay.screen), "the end said")
-        assert "The crawl is over" in drawn(replay.screen)[2]
+        assert "The crawl is over" in drawn(replay.screen)[3]

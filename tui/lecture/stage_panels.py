@@ -11,18 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from crawlscope.engine.lecture.snapshot import Engine, StageSnapshot
+from crawlscope.engine.lecture.source import (
+    STAGE_MODULES,
+    Cursor,
+    Source,
+    callback_cursors,
+    shipped,
+    task_cursors,
+)
 
 from ..widgets.keys_footer import KeysFooter
 from .widgets.loop_panel import LoopPanel
 from .widgets.queue_insides import QueueInsides
+from .widgets.source_pane import SourcePane, task_colour
 from .widgets.step_narration import StepNarration
 from .widgets.task_chains import TaskChains
 
@@ -34,13 +45,26 @@ STAGE_TITLES = {
 SHORT_TITLES = {Engine.CALLBACKS: "stage 1 · callbacks", Engine.GENERATORS: "stage 2 · generators"}
 # Narrower than this (columns), the status line and the footer are made compact.
 NARROW = 100
+# Narrower than this, the code pane folds away until `c` shows it.
+CODE_FITS = 140
 # The main TUI's styles, for a lecture app that shows stage 3 on the crawl's screens.
 APP_CSS = Path(__file__).parent.parent / "app.tcss"
 Words = list[tuple[str, str]]  # (text, style) pieces of the status line
 
 
 class StagePanels(Screen[None]):
-    """The status line, a stage's intro, its loop or tasks, its queue, the narration."""
+    """The status line, a stage's intro, its loop or tasks, the code, its queue, the
+    narration."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Not in the footer, which is full at 80 columns: the status line names `c`, the
+        # help and the docs the rest.
+        Binding("c", "code", "Code", show=False),
+        Binding("down", "select_task(1)", "Next task", show=False),
+        Binding("up", "select_task(-1)", "Previous task", show=False),
+        Binding("y", "chain", "Chain", show=False),
+        Binding("o", "offsets", "Offsets", show=False),
+    ]
 
     def __init__(
         self,
@@ -59,6 +83,11 @@ class StagePanels(Screen[None]):
         self.intro = intro if intros is None else intros.get(self.engine, "")
         self.reproducible = reproducible
         self.shown: StageSnapshot | None = None  # the snapshot on screen now
+        self.code: bool | None = None  # the code pane shown (None: if the screen is wide)
+        self.chain = False  # a cursor on every frame of a task's chain, not its own only
+        self.selected: str | None = None  # the task whose line the code pane centres on
+        # What a replay says of the source it was recorded with ("": nothing amiss).
+        self.source_note = ""
 
     def compose(self) -> ComposeResult:
         yield Static(id="stage-status")
@@ -75,6 +104,10 @@ class StagePanels(Screen[None]):
                 main.border_title = "the event loop: registered callbacks and timers"
                 main.frozen = self.reproducible
             yield main
+            module, section = STAGE_MODULES[self.engine]
+            code = SourcePane(id="stage-code")
+            code.border_title = f"{module} · the chapter's {section}"
+            yield code
             with Vertical(id="stage-side"):
                 queue = QueueInsides(id="stage-queue")
                 queue.border_title = (
@@ -112,10 +145,80 @@ class StagePanels(Screen[None]):
         elif isinstance(main, LoopPanel):
             main.show(snap.loop)
         self.query_one(QueueInsides).show(snap.queue)
+        self.show_code(snap)
         told = self.query_one(StepNarration)
         told.show(snap.steps, snap.recent, ending(snap) if note is None else note)
         self.query_one("#stage-status", Static).update(self.status_line())
         self.refresh_bindings()
+
+    def cursors(self, snap: StageSnapshot) -> tuple[Source | None, list[Cursor]]:
+        """The stage's module, and where each task (stage 2) or callback (stage 1) stands
+        in it at `snap`."""
+        source = shipped(STAGE_MODULES[snap.engine][0])
+        if source is None:
+            return None, []
+        if snap.engine is Engine.GENERATORS:
+            return source, task_cursors(snap.tasks, self.chain)
+        registered = [(w.fd, w.callback) for w in snap.loop.registered]
+        return source, callback_cursors(source, registered, snap.loop.ready)
+
+    def show_code(self, snap: StageSnapshot) -> None:
+        pane = self.query_one(SourcePane)
+        pane.display = self.code_shown()
+        if not pane.display:
+            return
+        source, cursors = self.cursors(snap)
+        names = list(dict.fromkeys(c.task for c in cursors))
+        if self.selected not in names:
+            self.selected = names[0] if names else None
+        colours = {name: task_colour(i) for i, name in enumerate(names)}
+        pane.show(source, cursors, colours, self.selected, self.code_note(source, cursors))
+
+    def code_note(self, source: Source | None, cursors: list[Cursor]) -> str:
+        """What the pane says is amiss: the recording's code is not this version's, or a
+        position (from a file or a viewer's frame) names code this version does not ship
+        (it is left out, never looked for elsewhere)."""
+        notes = [self.source_note] if self.source_note else []
+        foreign = [c for c in cursors if source is None or source.line(c.line) is None
+                   or c.file != source.name]  # fmt: skip
+        if foreign:
+            first = foreign[0]
+            more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+            notes.append(f"{first.task} stands at {first.file}:{first.line}, not in the code "
+                         f"this version ships{more}")  # fmt: skip
+        return "; ".join(notes)
+
+    def code_shown(self) -> bool:
+        return self.code if self.code is not None else self.size.width >= CODE_FITS
+
+    def action_code(self) -> None:
+        self.code = not self.code_shown()
+        self._show_again()
+
+    def action_chain(self) -> None:
+        self.chain = not self.chain
+        self._show_again()
+
+    def action_offsets(self) -> None:
+        main = self.query_one("#stage-main")
+        if isinstance(main, TaskChains):
+            main.offsets = not main.offsets
+            main.show(main.shown, force=True)
+
+    def action_select_task(self, step: int) -> None:
+        if self.shown is None:
+            return
+        _, cursors = self.cursors(self.shown)
+        names = list(dict.fromkeys(c.task for c in cursors))
+        if names:
+            at = names.index(self.selected) if self.selected in names else -1
+            self.selected = names[(at + step) % len(names)]
+            self._show_again()
+
+    def _show_again(self) -> None:
+        if self.shown is not None:
+            self.show_code(self.shown)
+            self.query_one("#stage-status", Static).update(self.status_line())
 
     def status_words(self) -> tuple[str, str, Words]:
         """The one state word, its style, and what follows the step count."""
@@ -137,6 +240,8 @@ class StagePanels(Screen[None]):
         if snap is not None:
             a = snap.accounting
             line.append(f"{gap}{a.done} done  {a.failed} failed  {a.queued} queued", "dim")
+        if not self.code_shown():
+            line.append(f"{gap}c: the code", "bold")
         return line
 
     def on_resize(self) -> None:
@@ -147,6 +252,8 @@ class StagePanels(Screen[None]):
         footer.show_command_palette = not narrow
         if self.is_mounted and self.query("#stage-status"):
             self.query_one("#stage-status", Static).update(self.status_line())
+            if self.shown is not None:
+                self.show_code(self.shown)  # folded away, or back, with the width
 
 
 def ending(snap: StageSnapshot) -> str:

@@ -18,6 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from crawlscope.engine.lecture.observe import RecordedStages
+from crawlscope.engine.lecture.source import source_note
 
 from ..keys import TRANSPORT, bindings
 from ..screens.replay import ReplayScreen
@@ -40,6 +41,7 @@ class StageReplayScreen(StagePanels):
     ) -> None:
         super().__init__(recording.at(0).engine, intros=INTROS, reproducible=reproducible)
         self.recording = recording
+        self.source_note = source_note(getattr(recording, "sources", {}))
         self.playing = not paused
         self.speed = 1.0
         self.index = 0  # the step shown

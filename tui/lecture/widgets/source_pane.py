@@ -66,6 +66,9 @@ class SourcePane(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[object, ...] | None = None
+        self._drawn: tuple[Source | None, list[Cursor], dict[str, str], str | None, str] | None = (
+            None
+        )
 
     def show(
         self,
@@ -82,7 +85,15 @@ class SourcePane(Static):
         if shown == self._shown:
             return
         self._shown = shown
+        self._drawn = (source, cursors, colours, selected, note)
         self.update(self._text(source, cursors, colours, selected, note))
+
+    def on_resize(self) -> None:
+        # What fits depends on the height: a pane shown before its first layout (a
+        # screen composed again for another stage) is drawn again once it has one.
+        if self._drawn is not None:
+            self._shown = None
+            self.show(*self._drawn)
 
     def _text(
         self,

@@ -2,8 +2,8 @@
 
 For every task: its name and state, then the yield-from chain from the outermost
 generator (the worker) down to `Future.__iter__`, each with the line it is suspended
-on (gi_frame.f_lineno) and its last bytecode offset (f_lasti), and last the Future the
-task waits on.
+on (gi_frame.f_lineno) and, on `o`, its last bytecode offset (f_lasti), and last the
+Future the task waits on.
 """
 
 from __future__ import annotations
@@ -24,9 +24,16 @@ class TaskChains(Static):
         super().__init__(id=id)
         self._shown: tuple[TaskInsides, ...] | None = None
         self.frozen = False  # hide f_lineno/f_lasti, which differ between Python releases
+        # The bytecode offsets (f_lasti): for those who want them (`o`); a student reads
+        # the line, which the code pane shows.
+        self.offsets = False
 
-    def show(self, tasks: tuple[TaskInsides, ...]) -> None:
-        if tasks == self._shown:
+    @property
+    def shown(self) -> tuple[TaskInsides, ...]:
+        return self._shown or ()
+
+    def show(self, tasks: tuple[TaskInsides, ...], force: bool = False) -> None:
+        if tasks == self._shown and not force:
             return
         self._shown = tasks
         self.update(self._render_tasks(tasks))
@@ -50,7 +57,9 @@ class TaskChains(Static):
                 where = link.file if link.file != file else ""
                 file = link.file
                 if not self.frozen:
-                    where = f"{where}:{link.line}  f_lasti {link.lasti}"
+                    where = f"{where}:{link.line}"
+                    if self.offsets:
+                        where += f"  f_lasti {link.lasti}"
                 text.append(f"  {where}\n" if where else "\n", "dim")
             if task.waits_on:
                 text.append("    " + "  " * len(task.links) + f"{WAITS} waits on ", "yellow")
