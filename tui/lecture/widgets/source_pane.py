@@ -5,6 +5,7 @@ middle (engine/lecture/source.py says which lines, and reads only modules it shi
 from __future__ import annotations
 
 import functools
+import textwrap
 
 from rich.style import Style
 from rich.syntax import Syntax
@@ -104,8 +105,10 @@ class SourcePane(Static):
         note: str,
     ) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis")
-        if note:
-            out.append(printable(note, 300) + "\n", "bold yellow")
+        # The note whole, on as many lines as it takes: the code is what is cut.
+        told = textwrap.wrap(printable(note, 300), max(self.size.width - 2, 20)) if note else []
+        for line in told:
+            out.append(line + "\n", "bold yellow")
         if source is None:
             if not note:
                 out.append("no code to show yet: the first step starts the crawl", "dim")
@@ -116,7 +119,7 @@ class SourcePane(Static):
             at.setdefault(cursor.line, []).append(cursor)
         focus = next((c for c in mine if c.task == selected and c.depth == 0), None)
         focus = focus or (mine[0] if mine else None)
-        height = max(self.size.height - (1 if note else 0), 1)
+        height = max(self.size.height - len(told), 1)
         lines = highlighted(source)
         last = len(source.lines)
         for number in shown_lines(sorted(at), focus.line if focus else 1, last, height):
@@ -131,6 +134,7 @@ class SourcePane(Static):
                 code.stylize(CURRENT)
             out.append_text(code)
             out.append("\n")
+        out.rstrip()  # no line after the last: the pane's height is all it has
         return out
 
     @staticmethod
