@@ -780,4 +780,5 @@ def _detail(w: Worker, now: float) -> WorkerDetail:
         delay_counts=tuple(t.delay.counts),
         delay_max=t.delay.max_ns / 1e9,
         states=states,
+        positions=tuple((f.function, f.module, f.line) for f in point.frames),
     )

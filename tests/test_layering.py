@@ -72,6 +72,7 @@ def test_the_command_line_imports_the_screen_only_to_draw() -> None:
 CONTRACT = {
     "crawlscope.engine.config",  # the config a crawl reports (ObservedCrawl.config)
     "crawlscope.engine.lints.lint",  # a snapshot's warnings
+    "crawlscope.engine.observe.code",  # a frame's source: own, aiohttp's, asyncio's modules
     "crawlscope.engine.observe.contract",
     "crawlscope.engine.records",
     "crawlscope.engine.redirects",

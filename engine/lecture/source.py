@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..exchange.plain import BadMessage
+from ..observe.code import Source, source_of
 from .snapshot import Engine, TaskInsides
 
 HERE = Path(__file__).parent
@@ -36,17 +36,6 @@ STAGE_MODULES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
-    name: str  # the module's file name, "stage_generators.py"
-    lines: tuple[str, ...]
-    digest: str  # sha256 of its bytes, hex
-
-    def line(self, number: int) -> str | None:
-        """Line `number` (from 1), or None when the module has no such line."""
-        return self.lines[number - 1] if 1 <= number <= len(self.lines) else None
-
-
 @functools.cache
 def shipped(name: str) -> Source | None:
     """The lecture module called `name` as this version ships it; None for a name that
@@ -54,10 +43,7 @@ def shipped(name: str) -> Source | None:
     if name not in _modules():
         return None
     data = (HERE / name).read_bytes()
-    if len(data) > MOST_BYTES:
-        return None
-    text = data.decode("utf-8", errors="replace")
-    return Source(name, tuple(text.splitlines()), hashlib.sha256(data).hexdigest())
+    return source_of(name, data) if len(data) <= MOST_BYTES else None
 
 
 @functools.cache

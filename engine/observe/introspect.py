@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Any
 
+from .code import module_path
+
 __all__ = ["Frame", "SuspensionPoint", "suspension_point"]
 
 # Deeper than any real await chain; only guards against a cycle or a pathological stack.
@@ -30,6 +32,8 @@ class Frame:
     function: str  # qualified name, e.g. "Queue.get"
     file: str  # base name of the source file
     line: int
+    # Where code.py finds its source: "engine/crawler.py", "aiohttp/client.py" ("": none).
+    module: str = ""
 
     def __str__(self) -> str:
         return f"{self.function} {self.file}:{self.line}"
@@ -134,16 +138,17 @@ def _walkable(obj: object) -> bool:
     return inspect.iscoroutine(obj) or inspect.isgenerator(obj) or inspect.isasyncgen(obj)
 
 
-_BASENAMES: dict[str, str] = {}  # a code object's file: few, named on every frame walked
+# A code object's file, named and placed (code.py): few files, met on every frame walked.
+_NAMES: dict[str, tuple[str, str]] = {}
 
 
 def _frame_of(code: CodeType, frame: FrameType | None) -> Frame:
     line = frame.f_lineno if frame is not None else code.co_firstlineno
     path = code.co_filename
-    name = _BASENAMES.get(path)
-    if name is None:
-        name = _BASENAMES[path] = os.path.basename(path)
-    return Frame(code.co_qualname, name, line or 0)
+    names = _NAMES.get(path)
+    if names is None:
+        names = _NAMES[path] = (os.path.basename(path), module_path(path))
+    return Frame(code.co_qualname, names[0], line or 0, names[1])
 
 
 def _describe(node: object) -> str:

@@ -29,6 +29,9 @@ class WorkerDetail:
     delay_counts: tuple[int, ...]
     delay_max: float
     states: tuple[StateTime, ...]
+    # Each frame of the chain as (function, module path, line): where its source is
+    # (engine/observe/code.py).
+    positions: tuple[tuple[str, str, int], ...] = ()
 
 
 def bucket_edges() -> tuple[float, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -17,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from crawlscope.engine.observe.code import read_module
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.text import printable
 from crawlscope.engine.observe.worker_detail import WorkerDetail, bucket_edges
@@ -74,12 +76,28 @@ def _chain(out: Text, view: WorkerView, detail: WorkerDetail | None) -> None:
         return
     if detail.task_state != "suspended":
         out.append(f"  {detail.task_state}\n", "dim")
+    positions = detail.positions if len(detail.positions) == len(detail.chain) else ()
     for depth, frame in enumerate(detail.chain):
         lead = "  " + "  " * depth + ("↳ " if depth else "")
         out.append(f"{lead}{printable(frame)}\n")
+        if positions:
+            _code_line(out, " " * (len(lead) + 2), *positions[depth][1:])
     if detail.awaits:
         lead = "  " + "  " * len(detail.chain) + f"{WAITS} "
         out.append(f"{lead}{printable(detail.awaits)}\n", "dim")
+    out.append("\n")
+
+
+def _code_line(out: Text, lead: str, module: str, line: int) -> None:
+    """The line of source a frame stands on, coloured as Python, under the frame: its
+    module read from crawlscope's, aiohttp's or asyncio's own files (engine/observe/code.py)."""
+    source = read_module(module) if module else None
+    text = source.line(line) if source is not None else None
+    if text is None:
+        return
+    out.append(f"{lead}{line:>5} │ ", "dim")
+    out.append_text(Syntax(text.strip(), "python", theme="monokai").highlight(text.strip()))
+    out.rstrip()
     out.append("\n")
 
 
