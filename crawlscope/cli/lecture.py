@@ -103,6 +103,13 @@ def main(args: argparse.Namespace) -> int:
     if recorder is not None and recorder.failure:
         print(f"crawlscope: {recorder.failure}", file=sys.stderr)
         return 1
+    if recorder is not None:
+        from crawlscope.engine.observe.text import printable
+
+        # Where it went, and how to play it: a lecturer looks for it after the class.
+        print(f"crawlscope: the lecture is recorded in {printable(recorder.path, 300)} "
+              f"({recorder.steps} steps, {recorder.runs} stage-3 crawls); play it with "
+              f"`crawlscope replay {printable(recorder.path, 300)}`", file=sys.stderr)  # fmt: skip
     return code
 
 
@@ -140,9 +147,6 @@ async def _headless(args: argparse.Namespace, recorder: LectureRecorder) -> int:
         finally:
             run.close()
         print(f"stage asyncio: {crawler.accounting().line()}", file=sys.stderr)
-    print(f"crawlscope: the lecture recorded to {recorder.path} "
-          f"({recorder.steps} steps); play it with `crawlscope replay {recorder.path}`",
-          file=sys.stderr)  # fmt: skip
     return 0
 
 
