@@ -21,6 +21,7 @@ from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage_panels import StagePanels
 from crawlscope.tui.lecture.stage_replay import LectureReplayApp
 from crawlscope.tui.lecture.widgets.source_pane import GUTTER, NUMBER, SourcePane
+from crawlscope.tui.widgets.help_screen import HelpScreen
 
 WIDE = (160, 48)
 
@@ -187,3 +188,16 @@ async def test_a_replay_of_other_or_hostile_code_says_so_in_one_line(tmp_path: P
         assert "not in the code this version ships" in rows
         assert "../../../etc/passwd:999999" in rows and "root:" not in rows
         assert not marked(pane_rows(screen))  # no cursor drawn on a line it does not name
+
+
+async def test_question_mark_shows_the_stage_keys() -> None:
+    app = LectureApp(["generators"], make_config=two_workers, demo=DEMO)
+    async with app.run_test(size=WIDE) as pilot:
+        stage = await mounted(pilot)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        text = app.screen.text
+        for key in ("`n`", "`c`", "`y`", "`o`", "`l`", "`t`"):
+            assert key in text, key
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is stage, "back to the stage")

@@ -10,14 +10,14 @@ INTROS = {
         "callbacks (connected, then read_response), and its state lives in a Fetcher "
         "object, because no stack survives from one callback to the next. Press n to run "
         "one callback, ← to step back, p to let it run, l to see which fetch each step moved "
-        "on, → for stage 2."
+        "on, → for stage 2, ? for every key."
     ),
     "generators": (
         "Stage 2: coroutines from generators. Each worker is a generator that yields a "
         "Future when it must wait; a Task drives it with send() and resumes it when that "
         "Future is resolved. The yield-from chain below each task is its suspended stack, "
         "the one callbacks lost. Press n to step, ← to step back, p to run, l to see which "
-        "task ran at each step, → stage 3."
+        "task ran at each step, → stage 3, ? for every key."
     ),
 }
 # What the lecture says before handing over to the main TUI (stage 3).

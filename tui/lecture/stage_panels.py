@@ -30,7 +30,9 @@ from crawlscope.engine.lecture.source import (
     task_cursors,
 )
 
+from ..widgets.help_screen import HelpScreen
 from ..widgets.keys_footer import KeysFooter
+from .stage_help import STAGE_HELP
 from .widgets.loop_panel import LoopPanel
 from .widgets.queue_insides import QueueInsides
 from .widgets.source_pane import SourcePane, task_colour
@@ -64,6 +66,7 @@ class StagePanels(Screen[None]):
         Binding("up", "select_task(-1)", "Previous task", show=False),
         Binding("y", "chain", "Chain", show=False),
         Binding("o", "offsets", "Offsets", show=False),
+        Binding("question_mark", "help", "Help", show=False),
     ]
 
     def __init__(
@@ -190,6 +193,9 @@ class StagePanels(Screen[None]):
 
     def code_shown(self) -> bool:
         return self.code if self.code is not None else self.size.width >= CODE_FITS
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(STAGE_HELP))
 
     def action_code(self) -> None:
         self.code = not self.code_shown()

@@ -116,6 +116,10 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,question_mark,q", "dismiss", "Close", show=True),
     ]
 
+    def __init__(self, text: str = HELP) -> None:
+        super().__init__()
+        self.text = text
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Markdown(HELP)
+            yield Markdown(self.text)
