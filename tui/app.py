@@ -39,6 +39,9 @@ class CrawlScopeApp(App[int]):
     COMMANDS = App.COMMANDS | {CrawlCommands}
     # Textual declares this `ClassVar[...] | None`, which mypy takes for an instance variable.
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]  # type: ignore[misc]
+    # Before the site on the status line: what this crawl is, where an app is one part of
+    # something larger (the lecture's stage 3).
+    site_label = ""
 
     def __init__(
         self,
@@ -152,7 +155,7 @@ class CrawlScopeApp(App[int]):
             site = screen.site
             if demo is not None:
                 site = "demo site" if self.reproducible else f"demo site {demo}"
-            screen.observe_live(observed, controls, site)
+            screen.observe_live(observed, controls, self.site_label + site)
             screen.watch_flight(live.flight)
 
         async def ready() -> None:

@@ -102,6 +102,9 @@ async def stage_3(recorder: LectureRecorder) -> Crawler:
     async with app.run_test(size=SIZE) as pilot:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: crawler.phase is Phase.FINISHED, "stage 3's crawl, to its end")
+        # Long after its intro has gone, the status line still says which stage this is.
+        await until(pilot, lambda: "stage 3 · asyncio · demo site" in screen_text(app),
+                    "stage 3 named on the status line")  # fmt: skip
         await pilot.press("left")  # back to stage 2, as a lecturer does
     assert app.went_back
     for run in runs:

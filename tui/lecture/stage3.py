@@ -54,6 +54,8 @@ class AsyncioStage(CrawlScopeApp):
     ]
 
     went_back = False
+    # The intro goes after a few seconds; the status line keeps saying where the class is.
+    site_label = "stage 3 · asyncio · "
 
     def __init__(
         self,
