@@ -5,6 +5,7 @@ step, with what the live run drew."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from crawlscope.engine.lecture.replay import load_lecture
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage_replay import LectureReplayApp
+from crawlscope.tui.widgets.replay_bar import ReplayBar
 
 DEMO = DemoConfig(pages=20, links_per_page=4)
 # The code pane too: its cursors come from the positions each step recorded.
@@ -134,3 +136,29 @@ async def test_a_replay_plays_by_itself_to_its_end(tmp_path: Path) -> None:
         await until(pilot, lambda: replay.replay.index == len(recording.steps) - 1, "the end")
         await until(pilot, lambda: "FINISHED" in status(replay.screen), "the end said")
         assert "The crawl is over" in drawn(replay.screen)[3]
+
+
+async def test_a_replays_clock_moves_while_the_lecturer_waited_before_a_step(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "lecture.jsonl"
+    recorder = LectureRecorder(path)
+    app = LectureApp(["callbacks"], make_config=two_workers, demo=DEMO, walk=True,
+                     reproducible=True, opened=[recorder.follow])  # fmt: skip
+    async with app.run_test(size=LIVE) as pilot:
+        await record_steps(pilot, app, [])
+        await pilot.press("q")
+    recorder.close()
+    # The lecturer read the intro for 30 s before the first n.
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for event in lines[2:]:
+        if "t" in event:
+            event["t"] += 30.0
+    path.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    recording = load_lecture(path)
+    replay = LectureReplayApp(recording)
+    async with replay.run_test(size=REPLAY) as pilot:
+        bar = replay.screen.query_one(ReplayBar)
+        await until(pilot, lambda: bar._view is not None and bar._view.position > 0.5,
+                    "the clock past 0:00.5")  # fmt: skip
+        assert replay.replay.index == 0  # still before the first step, and the clock runs

@@ -81,9 +81,14 @@ class StageReplayScreen(StagePanels):
         if index != self.index:
             self.index = index
             await self._show_current()
+        else:
+            self._show_bar()  # the clock moves between steps too (a pause before the first)
 
     async def _show_current(self) -> None:
         await self.show_stage(self.recording.at(self.index))
+        self._show_bar()
+
+    def _show_bar(self) -> None:
         self.query_one(ReplayBar).show(
             ReplayView(
                 self.playing,
