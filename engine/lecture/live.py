@@ -38,7 +38,14 @@ from .snapshot import (
     Watched,
 )
 from .stage_callbacks import CallbackCrawler, show_stack_ripping
-from .stage_generators import GeneratorCrawler, Task, show_coroutine_traceback, suspension
+from .stage_generators import (
+    GeneratorCrawler,
+    Task,
+    own_locals,
+    show_coroutine_traceback,
+    suspension,
+    waiting_callbacks,
+)
 from .steps import Step
 
 OVER = frozenset({Phase.FINISHED, Phase.STOPPED})
@@ -215,6 +222,7 @@ class Stage:
             if task.done():
                 state = "cancelled" if task.cancelled() else "done"
             links, future = suspension(task)
+            frame, names = own_locals(task)
             views.append(
                 TaskInsides(
                     # "robots http://host:port": the host is the only one crawled.
@@ -225,12 +233,20 @@ class Stage:
                     links=tuple(ChainLink(k.function, k.file, k.line, k.lasti) for k in links),
                     waits_on=None if future is None else self._future(future),
                     resumed=task.name == resumed,
+                    frame=frame,
+                    locals=tuple((k, self._text(v)) for k, v in names),
+                    callbacks=() if future is None else waiting_callbacks(future),
                 )
             )
         return tuple(views)
 
     def _future(self, future: object) -> str:
-        text = repr(future).replace(self.origin, "")
+        return self._text(repr(future))
+
+    def _text(self, text: str) -> str:
+        """`text` as the panels write it: the site's origin left out, and for snapshots
+        the socket numbers too (they differ from run to run)."""
+        text = text.replace(self.origin, "")
         return _FD.sub("socket N", text) if self.reproducible else text
 
     def _generator_queue(self, crawler: GeneratorCrawler) -> QueueInsides:

@@ -89,6 +89,10 @@ class TaskInsides:
     links: tuple[ChainLink, ...]
     waits_on: str | None  # the Future's repr
     resumed: bool  # the task the last step resumed
+    # The frame where its own code waits: its function, and its locals as short reprs.
+    frame: str = ""
+    locals: tuple[tuple[str, str], ...] = ()
+    callbacks: tuple[str, ...] = ()  # what runs when the Future it waits on is resolved
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,4 +159,6 @@ class StageSnapshot:
                 raise BadMessage(f"{where}.{name} has more than {MOST_ROWS} entries")
         if any(len(task.links) > MOST_LINKS for task in snap.tasks):
             raise BadMessage(f"{where}.tasks has a chain deeper than {MOST_LINKS}")
+        if any(len(t.locals) > MOST_LINKS or len(t.callbacks) > MOST_LINKS for t in snap.tasks):
+            raise BadMessage(f"{where}.tasks has more than {MOST_LINKS} locals or callbacks")
         return snap

@@ -49,6 +49,7 @@ from __future__ import annotations
 import errno
 import inspect
 import os
+import reprlib
 import selectors
 import socket
 import time
@@ -425,6 +426,52 @@ def suspension(task: Task[Any]) -> tuple[tuple[Link, ...], Future[Any] | None]:
     except Exception:
         pass  # an observer must not crash on an exotic iterator
     return tuple(links), task.waiting_on
+
+
+# What a frame's locals show of each value: enough to read a URL or the size of a
+# response, never a whole page.
+_LOCALS = reprlib.Repr()
+_LOCALS.maxstring = _LOCALS.maxother = 70
+_LOCALS.maxlist = _LOCALS.maxtuple = _LOCALS.maxset = _LOCALS.maxdict = 4
+MOST_LOCALS = 12
+
+
+def own_locals(task: Task[Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The crawler's innermost method on the task's chain (`fetch`, `request`: where its
+    url, response and links are; else its innermost generator but the Future's), and that
+    frame's locals as short reprs, `self` left out. Never raises: a UI calls it at each
+    step."""
+    gen: Any = task.gen
+    own: Any = None
+    crawler: Any = None
+    try:
+        for _ in range(_MAX_DEPTH):
+            if not inspect.isgenerator(gen) or gen.gi_frame is None:
+                break
+            name = gen.gi_code.co_qualname
+            if name != "Future.__iter__":
+                own = gen
+            if name.startswith("GeneratorCrawler."):
+                crawler = gen
+            gen = gen.gi_yieldfrom
+        own = crawler or own
+        if own is None:
+            return "", ()
+        names = [(k, v) for k, v in own.gi_frame.f_locals.items() if k != "self"]
+        shown = tuple((k, _LOCALS.repr(v)) for k, v in names[:MOST_LOCALS])
+        return own.gi_code.co_qualname, shown
+    except Exception:
+        return "", ()
+
+
+def waiting_callbacks(future: Future[Any]) -> tuple[str, ...]:
+    """What runs when `future` is resolved: each done callback, with the task it wakes."""
+    out = []
+    for fn in list(future._callbacks)[:MOST_LOCALS]:
+        owner = getattr(fn, "__self__", None)
+        name = getattr(fn, "__qualname__", type(fn).__name__)
+        out.append(f"{name} [{owner.name}]" if isinstance(owner, Task) else name)
+    return tuple(out)
 
 
 # ---- the queue -----------------------------------------------------------------------

@@ -28,7 +28,7 @@ WIDE = (160, 48)
 
 def pane_rows(screen: StagePanels) -> list[str]:
     pane = screen.query_one(SourcePane)
-    strips = pane.render_lines(Region(0, 0, pane.size.width, pane.size.height))
+    strips = pane.render_lines(Region(0, 0, pane.region.width, pane.region.height))
     # Inside the border: the rows as the pane writes them.
     return [strip.text[1:-1] for strip in strips[1:-1]]
 
@@ -201,3 +201,40 @@ async def test_question_mark_shows_the_stage_keys() -> None:
             assert key in text, key
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is stage, "back to the stage")
+
+
+async def test_the_selected_tasks_locals_are_under_the_code_as_the_snapshot_holds_them() -> None:
+    app = LectureApp(["generators"], make_config=two_workers, demo=DEMO)
+    async with app.run_test(size=WIDE) as pilot:
+        stage = await mounted(pilot)
+
+        def with_url() -> str | None:
+            snap = stage.shown
+            for task in snap.tasks if snap else ():
+                if task.frame.startswith("GeneratorCrawler.") and dict(task.locals).get("url"):
+                    return task.name
+            return None
+
+        for _ in range(40):
+            if with_url():
+                break
+            await step(pilot)
+        name = with_url()
+        assert name is not None
+        for _ in range(10):  # ↓ until that task is the one selected
+            if stage.selected == name:
+                break
+            await pilot.press("down")
+        assert stage.selected == name and stage.shown is not None
+        await pilot.pause()
+        task = next(t for t in stage.shown.tasks if t.name == name)
+        rows = [row.strip() for row in pane_rows(stage)]
+        assert f"locals of {name} in {task.frame}()" in rows
+        for local, value in task.locals:
+            assert any(row.startswith(f"{local} = {value}"[:40]) for row in rows), local
+        assert "self =" not in " ".join(rows)
+
+
+def test_a_hostile_local_is_shown_escaped() -> None:
+    text = SourcePane._locals("worker-0", "fetch", (("url", "'\x1b[2J\x07/evil'"),), {}).plain
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b[2J" in text

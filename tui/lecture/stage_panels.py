@@ -175,7 +175,9 @@ class StagePanels(Screen[None]):
         if self.selected not in names:
             self.selected = names[0] if names else None
         colours = {name: task_colour(i) for i, name in enumerate(names)}
-        pane.show(source, cursors, colours, self.selected, self.code_note(source, cursors))
+        task = next((t for t in snap.tasks if t.name == self.selected), None)
+        frame = ("", ()) if task is None else (task.frame, task.locals)
+        pane.show(source, cursors, colours, self.selected, self.code_note(source, cursors), frame)
 
     def code_note(self, source: Source | None, cursors: list[Cursor]) -> str:
         """What the pane says is amiss: the recording's code is not this version's, or a

@@ -22,6 +22,14 @@ TASK_COLOURS = ("green", "magenta", "cyan", "yellow", "bright_blue", "red", "bri
 CURRENT = Style(bgcolor="grey23")
 
 
+# The selected task's function and its frame's locals (name, short repr).
+Frame = tuple[str, tuple[tuple[str, str], ...]]
+
+
+# What show() was last given: drawn again when the pane's size changes.
+Drawn = tuple["Source | None", list[Cursor], dict[str, str], "str | None", str, Frame]
+
+
 def task_colour(index: int) -> str:
     return TASK_COLOURS[index % len(TASK_COLOURS)]
 
@@ -67,9 +75,7 @@ class SourcePane(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[object, ...] | None = None
-        self._drawn: tuple[Source | None, list[Cursor], dict[str, str], str | None, str] | None = (
-            None
-        )
+        self._drawn: Drawn | None = None
 
     def show(
         self,
@@ -78,16 +84,18 @@ class SourcePane(Static):
         colours: dict[str, str],
         selected: str | None,
         note: str = "",
+        frame: Frame = ("", ()),
     ) -> None:
         """Draw `source` around the selected task's cursor (else the first), each cursor's
-        task named on its line; `note` (a line above the code) says what is amiss."""
-        shown = (source, tuple(cursors), tuple(colours.items()), selected, note,
+        task named on its line; `note` (a line above the code) says what is amiss;
+        `frame`, the selected task's function and its locals, goes below the code."""
+        shown = (source, tuple(cursors), tuple(colours.items()), selected, note, frame,
                  self.size.height)  # fmt: skip
         if shown == self._shown:
             return
         self._shown = shown
-        self._drawn = (source, cursors, colours, selected, note)
-        self.update(self._text(source, cursors, colours, selected, note))
+        self._drawn = (source, cursors, colours, selected, note, frame)
+        self.update(self._text(source, cursors, colours, selected, note, frame))
 
     def on_resize(self) -> None:
         # What fits depends on the height: a pane shown before its first layout (a
@@ -103,10 +111,11 @@ class SourcePane(Static):
         colours: dict[str, str],
         selected: str | None,
         note: str,
+        frame: Frame,
     ) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis")
         # The note whole, on as many lines as it takes: the code is what is cut.
-        told = textwrap.wrap(printable(note, 300), max(self.size.width - 2, 20)) if note else []
+        told = textwrap.wrap(printable(note, 300), max(self.size.width, 20)) if note else []
         for line in told:
             out.append(line + "\n", "bold yellow")
         if source is None:
@@ -119,7 +128,9 @@ class SourcePane(Static):
             at.setdefault(cursor.line, []).append(cursor)
         focus = next((c for c in mine if c.task == selected and c.depth == 0), None)
         focus = focus or (mine[0] if mine else None)
-        height = max(self.size.height - len(told), 1)
+        function, names = frame
+        below = self._locals(selected, function, names, colours)
+        height = max(self.size.height - len(told) - len(below.plain.splitlines()), 1)
         lines = highlighted(source)
         last = len(source.lines)
         for number in shown_lines(sorted(at), focus.line if focus else 1, last, height):
@@ -134,7 +145,25 @@ class SourcePane(Static):
                 code.stylize(CURRENT)
             out.append_text(code)
             out.append("\n")
+        out.append_text(below)
         out.rstrip()  # no line after the last: the pane's height is all it has
+        return out
+
+    @staticmethod
+    def _locals(
+        task: str | None, function: str, names: tuple[tuple[str, str], ...],
+        colours: dict[str, str],
+    ) -> Text:  # fmt: skip
+        """The selected task's frame: its locals, one a line, shown literally."""
+        out = Text()
+        if task is None or not function:
+            return out
+        out.append("locals of ", "dim")
+        out.append(printable(task, 40), Style(color=colours.get(task, "white"), bold=True))
+        out.append(f" in {printable(function, 60)}()\n", "dim")
+        for name, value in names:
+            out.append(f"  {printable(name, 30)} = ", "bold")
+            out.append(printable(value, 200) + "\n")
         return out
 
     @staticmethod

@@ -64,6 +64,10 @@ class TaskChains(Static):
             if task.waits_on:
                 text.append("    " + "  " * len(task.links) + f"{WAITS} waits on ", "yellow")
                 text.append(printable(task.waits_on, 60) + "\n", "yellow")
+                if task.callbacks:
+                    # What its resolution will run: the chapter's "the Task's step".
+                    then = ", ".join(printable(c, 60) for c in task.callbacks)
+                    text.append("    " + "  " * len(task.links) + f"   then runs {then}\n", "dim")
             text.append("\n")
         if not tasks:
             text.append("no tasks yet: the first step creates the crawl task", "dim")
