@@ -148,10 +148,12 @@ def _stepped(stage: StageScreen, before: int) -> Callable[[], bool]:
     return lambda: stage.steps > before or stage.over
 
 
-def step_mode_scene(engine: str, count: int, resumed: str = "") -> Callable[[Path], Path]:
+def step_mode_scene(
+    engine: str, count: int, resumed: str = "", size: tuple[int, int] = (120, 40)
+) -> Callable[[Path], Path]:
     def shoot(target: Path) -> Path:
         app = LectureApp([engine], make_config=_lecture_config, walk=True)
-        return shoot_app(app, target, (120, 40), lambda p: _steps(p, app, count, resumed))
+        return shoot_app(app, target, size, lambda p: _steps(p, app, count, resumed))
 
     return shoot
 
@@ -182,6 +184,8 @@ def replay_scene(target: Path) -> Path:
 LECTURE_SCENES: dict[str, Callable[[Path], Path]] = {
     "step-mode-generators.svg": step_mode_scene("generators", 40, "worker-"),
     "step-mode-callbacks.svg": step_mode_scene("callbacks", 12),
+    # Wide enough for the code beside the tasks (it folds away under 140 columns).
+    "code-pane-generators.svg": step_mode_scene("generators", 40, "worker-", (170, 45)),
     "replay.svg": replay_scene,
 }
 

@@ -36,6 +36,10 @@ SCREENS: dict[str, tuple[str, str]] = {
     "chains": ("crawlscope.tui.widgets.redirect_tree:RedirectTree", "The redirect chains panel"),
     "lecture": ("crawlscope.tui.lecture.app:LectureApp", "Anywhere in the lecture"),
     "stage": ("crawlscope.tui.lecture.stage_screen:StageScreen", "Stages 1 and 2, live"),
+    "stage-code": (
+        "crawlscope.tui.lecture.stage_panels:StagePanels",
+        "Stages 1 and 2: the code pane and help (live, replayed, watched)",
+    ),
     "stage-replay": (
         "crawlscope.tui.lecture.stage_replay:StageReplayScreen",
         "Stages 1 and 2, replayed",

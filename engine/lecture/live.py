@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import reprlib
 from collections import deque
 from itertools import islice
 from typing import Any
@@ -53,6 +54,21 @@ RECENT_STEPS = 12  # steps told in a snapshot, newest last
 RECENT_FETCHES = 5  # fetch results in a snapshot
 # Socket numbers, in what reproducible screens show (they differ from run to run).
 _FD = re.compile(r"socket \d+")
+# What a frame's locals or a Fetcher's fields show of each value: enough to read a URL or
+# the size of a response, never a whole page.
+_VALUES = reprlib.Repr()
+_VALUES.maxstring = _VALUES.maxother = 70
+_VALUES.maxlist = _VALUES.maxtuple = _VALUES.maxset = _VALUES.maxdict = 4
+MOST_FIELDS = 12
+
+
+def vars_of(owner: object) -> list[tuple[str, Any]]:
+    """An object's own fields (a Fetcher's), the links back to the loop and the crawler
+    left out: they say nothing of this fetch."""
+    fields = getattr(owner, "__dict__", None)
+    if not isinstance(fields, dict):
+        return []
+    return [(k, v) for k, v in fields.items() if k not in ("loop", "crawler")][:MOST_FIELDS]
 
 
 class Stage:
@@ -184,8 +200,10 @@ class Stage:
             return text.replace(self.origin, "")
 
         closed = loop.selector.get_map() is None
+        owners = {} if closed else loop.watched_by()
         registered = () if closed else tuple(
-            Watched(fd, events, short(step.target)) for fd, events, step in loop.registered()
+            Watched(fd, events, short(step.target), self._values(vars_of(owners.get(fd))))
+            for fd, events, step in loop.registered()
         )  # fmt: skip
         timers = tuple(Timer(due, short(step.target)) for due, step in loop.timers_due())
         ready = tuple(short(str(step)) for step in loop.pending())
@@ -234,7 +252,7 @@ class Stage:
                     waits_on=None if future is None else self._future(future),
                     resumed=task.name == resumed,
                     frame=frame,
-                    locals=tuple((k, self._text(v)) for k, v in names),
+                    locals=self._values(names),
                     callbacks=() if future is None else waiting_callbacks(future),
                 )
             )
@@ -242,6 +260,10 @@ class Stage:
 
     def _future(self, future: object) -> str:
         return self._text(repr(future))
+
+    def _values(self, pairs: list[tuple[str, Any]]) -> tuple[tuple[str, str], ...]:
+        """Names and values as a panel shows them: each value a short repr."""
+        return tuple((name, self._text(_VALUES.repr(value))) for name, value in pairs)
 
     def _text(self, text: str) -> str:
         """`text` as the panels write it: the site's origin left out, and for snapshots

@@ -39,6 +39,9 @@ class Watched:
     fd: int
     events: str  # "read" or "write"
     callback: str
+    # The fields of the object the callback belongs to (a Fetcher: where stage 1 keeps
+    # the state a coroutine would keep in its frame), as short reprs.
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +162,8 @@ class StageSnapshot:
                 raise BadMessage(f"{where}.{name} has more than {MOST_ROWS} entries")
         if any(len(task.links) > MOST_LINKS for task in snap.tasks):
             raise BadMessage(f"{where}.tasks has a chain deeper than {MOST_LINKS}")
+        if any(len(w.fields) > MOST_LINKS for w in loop.registered):
+            raise BadMessage(f"{where}.loop.registered has more than {MOST_LINKS} fields")
         if any(len(t.locals) > MOST_LINKS or len(t.callbacks) > MOST_LINKS for t in snap.tasks):
             raise BadMessage(f"{where}.tasks has more than {MOST_LINKS} locals or callbacks")
         return snap

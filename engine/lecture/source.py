@@ -152,6 +152,12 @@ LOOP_CALLS = frozenset({"watch", "call_soon", "call_later"})
 _CALLBACK = re.compile(r"([A-Za-z_][\w.<>]*)(?: \[(.*)\])?$")
 
 
+def callback_label(fd: int) -> str:
+    """What stage 1's pane calls a registered callback: its socket ("fd 7"); the Fetcher
+    it belongs to is named by its URL, too long for the pane's margin."""
+    return f"fd {fd}"
+
+
 def callback_cursors(
     source: Source, registered: list[tuple[int, str]], ready: tuple[str, ...]
 ) -> list[Cursor]:
@@ -170,8 +176,7 @@ def callback_cursors(
         if not found or found.group(1) not in defs:
             continue
         name = found.group(1)
-        about = (found.group(2) or "").split()
-        label = " ".join(about[:2]) if about[:1] == ["fetch"] else f"fd {fd}"
+        label = callback_label(fd)
         cursors.append(Cursor(label, source.name, defs[name], name, 0))
         for line in handed.get(name.rsplit(".", 1)[-1], ()):
             cursors.append(Cursor(label, source.name, line, name, 1))

@@ -364,6 +364,15 @@ class SelectorLoop:
             rows.append((key.fd, events, key.data.as_step()))
         return rows
 
+    def watched_by(self) -> dict[int, object]:
+        """Each watched socket's fd, and the object whose method it will call (a Fetcher)."""
+        owners = {}
+        for key in list(self.selector.get_map().values()):
+            owner = getattr(key.data.callback, "__self__", None)
+            if owner is not None:
+                owners[key.fd] = owner
+        return owners
+
     def pending(self) -> list[Step]:
         """The ready queue's steps, in the order they will run."""
         return [handle.as_step() for handle in self.ready if not handle.cancelled]

@@ -49,7 +49,6 @@ from __future__ import annotations
 import errno
 import inspect
 import os
-import reprlib
 import selectors
 import socket
 import time
@@ -428,19 +427,13 @@ def suspension(task: Task[Any]) -> tuple[tuple[Link, ...], Future[Any] | None]:
     return tuple(links), task.waiting_on
 
 
-# What a frame's locals show of each value: enough to read a URL or the size of a
-# response, never a whole page.
-_LOCALS = reprlib.Repr()
-_LOCALS.maxstring = _LOCALS.maxother = 70
-_LOCALS.maxlist = _LOCALS.maxtuple = _LOCALS.maxset = _LOCALS.maxdict = 4
 MOST_LOCALS = 12
 
 
-def own_locals(task: Task[Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
+def own_locals(task: Task[Any]) -> tuple[str, list[tuple[str, Any]]]:
     """The crawler's innermost method on the task's chain (`fetch`, `request`: where its
     url, response and links are; else its innermost generator but the Future's), and that
-    frame's locals as short reprs, `self` left out. Never raises: a UI calls it at each
-    step."""
+    frame's locals, `self` left out. Never raises: a UI calls it at each step."""
     gen: Any = task.gen
     own: Any = None
     crawler: Any = None
@@ -456,12 +449,11 @@ def own_locals(task: Task[Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
             gen = gen.gi_yieldfrom
         own = crawler or own
         if own is None:
-            return "", ()
+            return "", []
         names = [(k, v) for k, v in own.gi_frame.f_locals.items() if k != "self"]
-        shown = tuple((k, _LOCALS.repr(v)) for k, v in names[:MOST_LOCALS])
-        return own.gi_code.co_qualname, shown
+        return own.gi_code.co_qualname, names[:MOST_LOCALS]
     except Exception:
-        return "", ()
+        return "", []
 
 
 def waiting_callbacks(future: Future[Any]) -> tuple[str, ...]:

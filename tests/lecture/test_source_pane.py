@@ -139,6 +139,20 @@ async def test_stage_1_marks_the_callback_about_to_run_and_where_each_was_handed
             if c.depth == 0:
                 assert line.strip().startswith("def " + c.function.rsplit(".", 1)[-1] + "(")
         assert set(marked(pane_rows(stage))) == {c.line for c in cursors}
+        # A fetch's Fetcher holds what a coroutine would keep in its frame: its fields,
+        # under the code, for the fetch selected.
+        fetch = next(c.task for c in cursors if c.task.startswith("fd "))
+        for _ in range(10):
+            if stage.selected == fetch:
+                break
+            await pilot.press("down")
+        await pilot.pause()
+        watched = next(w for w in snap.loop.registered if f"fd {w.fd}" == fetch)
+        rows = [row.strip() for row in pane_rows(stage)]
+        assert f"fields of {fetch}'s Fetcher, which hold its state" in rows
+        assert watched.fields and dict(watched.fields).get("url")
+        for name, value in watched.fields:
+            assert any(row.startswith(f"{name} = {value}"[:40]) for row in rows), name
 
 
 async def test_at_80_columns_the_pane_folds_away_and_c_shows_it() -> None:
@@ -236,5 +250,6 @@ async def test_the_selected_tasks_locals_are_under_the_code_as_the_snapshot_hold
 
 
 def test_a_hostile_local_is_shown_escaped() -> None:
-    text = SourcePane._locals("worker-0", "fetch", (("url", "'\x1b[2J\x07/evil'"),), {}).plain
+    hostile = (("url", "'\x1b[2J\x07/evil'"),)
+    text = SourcePane._locals("locals of worker-0 in fetch()", hostile).plain
     assert "\x1b" not in text and "\x07" not in text and "\\x1b[2J" in text

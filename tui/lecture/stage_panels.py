@@ -26,6 +26,7 @@ from crawlscope.engine.lecture.source import (
     Cursor,
     Source,
     callback_cursors,
+    callback_label,
     shipped,
     task_cursors,
 )
@@ -175,9 +176,21 @@ class StagePanels(Screen[None]):
         if self.selected not in names:
             self.selected = names[0] if names else None
         colours = {name: task_colour(i) for i, name in enumerate(names)}
-        task = next((t for t in snap.tasks if t.name == self.selected), None)
-        frame = ("", ()) if task is None else (task.frame, task.locals)
+        frame = self.frame_of(snap)
         pane.show(source, cursors, colours, self.selected, self.code_note(source, cursors), frame)
+
+    def frame_of(self, snap: StageSnapshot) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """What the pane shows under the code of the selected task: its locals (stage 2),
+        or the fields of the Fetcher its callback belongs to (stage 1)."""
+        name = self.selected
+        for task in snap.tasks:
+            if task.name == name and task.frame:
+                return f"locals of {name} in {task.frame}()", task.locals
+        for watched in snap.loop.registered:
+            if callback_label(watched.fd) == name and watched.fields:
+                owner = watched.callback.split(".", 1)[0]
+                return f"fields of {name}'s {owner}, which hold its state", watched.fields
+        return "", ()
 
     def code_note(self, source: Source | None, cursors: list[Cursor]) -> str:
         """What the pane says is amiss: the recording's code is not this version's, or a

@@ -22,7 +22,7 @@ TASK_COLOURS = ("green", "magenta", "cyan", "yellow", "bright_blue", "red", "bri
 CURRENT = Style(bgcolor="grey23")
 
 
-# The selected task's function and its frame's locals (name, short repr).
+# What is shown under the code: a heading, and names with their values (short reprs).
 Frame = tuple[str, tuple[tuple[str, str], ...]]
 
 
@@ -128,8 +128,8 @@ class SourcePane(Static):
             at.setdefault(cursor.line, []).append(cursor)
         focus = next((c for c in mine if c.task == selected and c.depth == 0), None)
         focus = focus or (mine[0] if mine else None)
-        function, names = frame
-        below = self._locals(selected, function, names, colours)
+        heading, names = frame
+        below = self._locals(heading, names)
         height = max(self.size.height - len(told) - len(below.plain.splitlines()), 1)
         lines = highlighted(source)
         last = len(source.lines)
@@ -150,17 +150,13 @@ class SourcePane(Static):
         return out
 
     @staticmethod
-    def _locals(
-        task: str | None, function: str, names: tuple[tuple[str, str], ...],
-        colours: dict[str, str],
-    ) -> Text:  # fmt: skip
-        """The selected task's frame: its locals, one a line, shown literally."""
+    def _locals(heading: str, names: tuple[tuple[str, str], ...]) -> Text:
+        """The selected task's frame (its locals), or its Fetcher's fields: one a line,
+        shown literally."""
         out = Text()
-        if task is None or not function:
+        if not heading:
             return out
-        out.append("locals of ", "dim")
-        out.append(printable(task, 40), Style(color=colours.get(task, "white"), bold=True))
-        out.append(f" in {printable(function, 60)}()\n", "dim")
+        out.append(printable(heading, 200) + "\n", "dim")
         for name, value in names:
             out.append(f"  {printable(name, 30)} = ", "bold")
             out.append(printable(value, 200) + "\n")
