@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from tui_support import config, crawler_of, until
 
 from crawlscope.engine.observe.workers import WorkerState
@@ -42,6 +43,17 @@ def panels(snap: object) -> tuple[object, ...]:
     assert isinstance(snap, Snapshot)
     rows = tuple((w.id, w.state, w.url, w.pages, w.paused) for w in snap.workers)
     return (rows, snap.accounting, snap.unfinished, snap.hosts, snap.warnings, snap.phase)
+
+
+async def open_timeline(pilot: Pilot[int], app: CrawlScopeApp, pages: int) -> TimelineScreen:
+    """After `pages` pages of the live crawl, `t`: the timeline screen, once on top."""
+    crawler = await crawler_of(pilot)
+    await until(pilot, lambda: len(crawler.ledger.done) >= pages, f"{pages} pages")
+    await pilot.press("t")
+    await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
+    screen = app.screen
+    assert isinstance(screen, TimelineScreen)
+    return screen
 
 
 async def test_rewind_shows_the_recorded_moment_while_the_crawl_goes_on(tmp_path: Path) -> None:
@@ -83,13 +95,8 @@ async def test_the_timeline_draws_a_lane_per_worker_and_opens_a_waterfall() -> N
     app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=DEMO))
     async with app.run_test(size=(140, 40)) as pilot:
         crawler = await crawler_of(pilot)
-        await until(pilot, lambda: len(crawler.ledger.done) >= 30, "30 pages")
-        await pilot.press("t")
-        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
-        screen = app.screen
-        assert isinstance(screen, TimelineScreen)
-        view = screen.view
-        await until(pilot, lambda: len(getattr(view, "_rows", [])) >= 5 + 4, "four lanes")
+        view = (await open_timeline(pilot, app, 30)).view
+        await until(pilot, lambda: len(view._rows) >= 5 + 4, "four lanes")
         labels = [strip.text.split()[0] for strip in view._rows[5:9]]
         assert labels == ["w0", "w1", "w2", "w3"]
         # Zoom out: the span across the screen grows, and the title says so.
@@ -125,12 +132,8 @@ async def test_the_panels_under_the_timeline_draw_nothing_and_all_when_back() ->
     app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=DEMO))
     async with app.run_test(size=(140, 40)) as pilot:
         crawler = await crawler_of(pilot)
-        await until(pilot, lambda: len(crawler.ledger.done) >= 10, "10 pages")
         panels = app.panels
-        await pilot.press("t")
-        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
-        screen = app.screen
-        assert isinstance(screen, TimelineScreen)
+        screen = await open_timeline(pilot, app, 10)
         drawn, done = panels.frames, len(crawler.ledger.done)
         ticks = screen.view.ticks + 3
         await until(pilot, lambda: screen.view.ticks >= ticks, "three ticks of the timeline")
@@ -148,13 +151,7 @@ async def test_the_panels_under_the_timeline_draw_nothing_and_all_when_back() ->
 async def test_a_lane_kept_from_the_frame_before_is_the_lane_built_afresh() -> None:
     app = CrawlScopeApp(LiveCrawl(make_config=config(8), demo=DEMO))
     async with app.run_test(size=(140, 40)) as pilot:
-        crawler = await crawler_of(pilot)
-        await until(pilot, lambda: len(crawler.ledger.done) >= 10, "10 pages")
-        await pilot.press("t")
-        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
-        screen = app.screen
-        assert isinstance(screen, TimelineScreen)
-        view = screen.view
+        view = (await open_timeline(pilot, app, 10)).view
         # Frames as they come, the cursor moved, a lane picked, the view scrolled back,
         # zoomed: each time, every lane drawn is what it would be if nothing were kept.
         for keys in ((), (), ("left",), ("down",), ("left_square_bracket",), ("minus",),
