@@ -23,7 +23,7 @@ from ..records import FetchRecord
 from ..report import Crawl
 from ..urls import origin_of
 from .narration import narrate
-from .observe import StageListener
+from .observe import StageListener, TracebackListener
 from .snapshot import (
     QUEUE_ITEMS,
     ChainLink,
@@ -86,6 +86,7 @@ class Stage:
         self.error: str | None = None
         self.steps = 0  # callbacks run so far
         self.listeners: list[StageListener] = []
+        self.traceback_listeners: list[TracebackListener] = []
         self.crawler: CallbackCrawler | GeneratorCrawler
         if self.engine is Engine.CALLBACKS:
             self.crawler = CallbackCrawler(config, self._on_step)
@@ -135,6 +136,10 @@ class Stage:
         if self.engine is Engine.CALLBACKS:
             return show_stack_ripping(root)
         return show_coroutine_traceback(root)
+
+    def shown_traceback(self, text: str) -> None:
+        for listener in list(self.traceback_listeners):
+            listener(self.engine.value, text)
 
     # ---- what happens ----------------------------------------------------------------------
 

@@ -19,6 +19,8 @@ from .snapshot import StageSnapshot
 
 # Told of every snapshot a live stage takes after a step (a recorder, say).
 StageListener = Callable[[StageSnapshot], None]
+# Told of each traceback `t` showed: the stage's engine, and the text.
+TracebackListener = Callable[[str, str], None]
 
 
 class ObservedStage(Protocol):
@@ -57,6 +59,11 @@ class StageControls(Protocol):
         (its own loop and sockets): call it from a thread."""
         ...
 
+    def shown_traceback(self, text: str) -> None:
+        """Tell the stage's listeners (a recorder) that `text` was shown, from the loop's
+        thread: a recording keeps it for its replay's `t`."""
+        ...
+
     @property
     def crawl(self) -> Crawl:
         """The crawl's books, for the report after the screen closes."""
@@ -68,6 +75,7 @@ class LiveStage(ObservedStage, StageControls, Protocol):
     of the snapshot after each step."""
 
     listeners: list[StageListener]
+    traceback_listeners: list[TracebackListener]
 
 
 class RecordedRun(Protocol):

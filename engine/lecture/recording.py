@@ -8,6 +8,7 @@ step the loop runs, so a replay shows each step as the class saw it:
     {"kind": "start", "recording": "lecture", "version": 1, "wall": 1764100000.0,
      "sources": {"stage_callbacks.py": "<sha256>", "stage_generators.py": "<sha256>"}}
     {"kind": "step", "t": 0.51, "snapshot": {"engine": "callbacks", "steps": 1, ...}}
+    {"kind": "traceback", "t": 9.2, "engine": "callbacks", "text": "Traceback ..."}
     {"kind": "crawl", "run": 1, "t": 61.0, "event": {"kind": "start", "config": ...}}
     {"kind": "crawl", "run": 1, "t": 61.3, "event": {"kind": "fetch", "t": 0.3, ...}}
     {"kind": "end", "t": 93.2}
@@ -35,6 +36,7 @@ from .snapshot import StageSnapshot
 from .source import digests
 
 RECORDING = "lecture"  # the start line's "recording": what tells it from a crawl's
+MOST_TRACEBACK = 32_000  # characters of a traceback kept (a real one is a few thousand)
 FORMAT_VERSION = 1
 
 
@@ -58,6 +60,12 @@ class LectureRecorder:
 
     def follow(self, stage: LiveStage) -> None:
         stage.listeners.append(self.on_snapshot)
+        stage.traceback_listeners.append(self.on_traceback)
+
+    def on_traceback(self, engine: str, text: str) -> None:
+        """`t` showed `text`: kept, for the replay's `t` at the steps after it."""
+        self._write({"kind": "traceback", "t": self.now(), "engine": engine,
+                     "text": text[:MOST_TRACEBACK]})  # fmt: skip
 
     def follow_crawl(self, crawler: Crawler) -> Recorder:
         """Record stage 3's crawl, not yet started, as the next run; close the Recorder

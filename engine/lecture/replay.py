@@ -21,7 +21,7 @@ from ..exchange.user_files import FileRefused, read_capped, shown_path
 from ..observe.text import printable
 from ..trace.replay import ReplayedCrawl, ReplayError
 from ..trace.validation import BadEvent, check_event, check_start, parse_line
-from .recording import FORMAT_VERSION, RECORDING
+from .recording import FORMAT_VERSION, MOST_TRACEBACK, RECORDING
 from .snapshot import StageSnapshot
 from .source import sources_of
 
@@ -68,6 +68,16 @@ class RecordedLecture:
     steps: tuple[StageSnapshot, ...]
     runs: tuple[RecordedRun, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)  # each stage module's hash
+    # Each traceback `t` showed: (the steps recorded before it, its stage, its text).
+    tracebacks: tuple[tuple[int, str, str], ...] = ()
+
+    def traceback_at(self, index: int) -> tuple[str, str] | None:
+        """The last traceback shown at or before step `index` of the same stage, as
+        (engine, text); None if none was."""
+        engine = self.at(index).engine.value
+        shown = [(e, text) for after, e, text in self.tracebacks if after <= index + 1
+                 and e == engine]  # fmt: skip
+        return shown[-1] if shown else None
 
     @property
     def duration(self) -> float:
@@ -111,9 +121,10 @@ def lecture_from_bytes(path: str | Path, data: bytes) -> RecordedLecture:
     times: list[float] = []
     steps: list[StageSnapshot] = []
     runs = _Runs()
+    tracebacks: list[tuple[int, str, str]] = []
     for number, line in enumerate(lines[1:], 2):
         try:
-            _take(_line(line), times, steps, runs)
+            _take(_line(line), times, steps, runs, tracebacks)
         except (BadEvent, BadMessage) as exc:
             raise LectureReplayError(f"{shown}:{number}: {exc}") from None
         if len(steps) > MAX_STEPS:
@@ -124,7 +135,9 @@ def lecture_from_bytes(path: str | Path, data: bytes) -> RecordedLecture:
         played = runs.played()
     except ReplayError as exc:
         raise LectureReplayError(f"{shown}: stage 3: {exc}") from None
-    return RecordedLecture(Path(path).name, wall, tuple(times), tuple(steps), played, sources)
+    return RecordedLecture(
+        Path(path).name, wall, tuple(times), tuple(steps), played, sources, tuple(tracebacks)
+    )
 
 
 def _line(line: str) -> Any:
@@ -148,7 +161,13 @@ def _start(event: Any) -> tuple[float, dict[str, str]]:
     return wall, sources_of(event.get("sources"))
 
 
-def _take(event: Any, times: list[float], steps: list[StageSnapshot], runs: _Runs) -> None:
+def _take(
+    event: Any,
+    times: list[float],
+    steps: list[StageSnapshot],
+    runs: _Runs,
+    tracebacks: list[tuple[int, str, str]],
+) -> None:
     if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
         raise BadEvent("not a lecture event (a JSON object with a 'kind')")
     kind = event["kind"]
@@ -162,6 +181,16 @@ def _take(event: Any, times: list[float], steps: list[StageSnapshot], runs: _Run
         times.append(t)
     elif kind == "crawl":
         runs.take(event, t, len(steps))
+    elif kind == "traceback":
+        text, engine = event.get("text"), event.get("engine")
+        if not isinstance(text, str) or len(text) > MOST_TRACEBACK:
+            raise BadEvent(f"a traceback that is not a text of at most {MOST_TRACEBACK}")
+        if engine not in ("callbacks", "generators"):
+            raise BadEvent("a traceback of no stage 1 or 2")
+        # Line by line: each line escaped (a file's word, shown on a terminal), the
+        # lines kept.
+        lines = "\n".join(printable(line, MOST_TRACEBACK) for line in text.split("\n"))
+        tracebacks.append((len(steps), engine, lines))
     # "end", and kinds a newer recorder may write, have nothing to show.
 
 

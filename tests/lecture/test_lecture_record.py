@@ -19,6 +19,7 @@ from crawlscope.engine.lecture.replay import load_lecture
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage_replay import LectureReplayApp
+from crawlscope.tui.lecture.widgets.traceback_screen import TracebackScreen
 from crawlscope.tui.widgets.replay_bar import ReplayBar
 
 DEMO = DemoConfig(pages=20, links_per_page=4)
@@ -162,3 +163,35 @@ async def test_a_replays_clock_moves_while_the_lecturer_waited_before_a_step(
         await until(pilot, lambda: bar._view is not None and bar._view.position > 0.5,
                     "the clock past 0:00.5")  # fmt: skip
         assert replay.replay.index == 0  # still before the first step, and the clock runs
+
+
+async def test_t_is_recorded_and_a_replays_t_shows_the_same_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "lecture.jsonl"
+    recorder = LectureRecorder(path)
+    app = LectureApp(["generators"], make_config=two_workers, demo=DEMO, walk=True,
+                     opened=[recorder.follow])  # fmt: skip
+    async with app.run_test(size=LIVE) as pilot:
+        await record_steps(pilot, app, [])
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TracebackScreen), "the traceback")
+        shown = app.screen
+        assert isinstance(shown, TracebackScreen)
+        await pilot.press("escape")
+        await pilot.press("q")
+    recorder.close()
+    recording = load_lecture(path)
+    assert recording.tracebacks and recording.tracebacks[-1][2] == shown.traceback
+    replay = LectureReplayApp(recording, paused=True)
+    async with replay.run_test(size=REPLAY) as pilot:
+        screen = replay.replay
+        await pilot.press("t")  # at the first step: no traceback was shown yet
+        await pilot.pause()
+        assert not isinstance(replay.screen, TracebackScreen)
+        await pilot.press("end")
+        await until(pilot, lambda: screen.index == len(recording.steps) - 1, "the last step")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(replay.screen, TracebackScreen), "its traceback")
+        played = replay.screen
+        assert isinstance(played, TracebackScreen)
+        assert played.traceback == shown.traceback and "in work" in played.traceback
+        assert played.title_text == shown.title_text

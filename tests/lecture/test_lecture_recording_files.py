@@ -146,6 +146,30 @@ BAD: dict[str, tuple[object, str]] = {
         ),
         ":3: snapshot.fetched has more than 10000 entries",
     ),
+    "a traceback not a text": (
+        lambda r: "\n".join(
+            [
+                *good_lines(r)[:2],
+                '{"kind": "traceback", "t": 9e9, "engine": "generators", "text": 7}',
+            ]
+        ),
+        ":3: a traceback that is not a text of at most 32000",
+    ),
+    "a traceback of no stage": (
+        lambda r: "\n".join(
+            [*good_lines(r)[:2], '{"kind": "traceback", "t": 9e9, "engine": "x", "text": ""}']
+        ),
+        ":3: a traceback of no stage 1 or 2",
+    ),
+    "sources not hashes": (
+        lambda r: "\n".join(
+            [
+                good_lines(r)[0].replace('"sources": {', '"sources": {"a.py": 1, ', 1),
+                *good_lines(r)[1:],
+            ]
+        ),
+        ":1: 'sources' holds an entry that is not a name and a sha256",
+    ),
     "no steps": (lambda r: good_lines(r)[0] + "\n", ": a lecture recording with no step in it"),
     "not UTF-8": (
         lambda r: good_lines(r)[0] + "\n\xff",

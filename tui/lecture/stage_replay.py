@@ -25,6 +25,7 @@ from ..screens.replay import ReplayScreen
 from ..widgets.replay_bar import ReplayBar, ReplayView
 from .intros import INTROS
 from .stage_panels import APP_CSS, StagePanels, Words, over_word
+from .widgets.traceback_screen import traceback_screen
 
 FRAMES_PER_SECOND = 15.0
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -34,6 +35,7 @@ class StageReplayScreen(StagePanels):
     BINDINGS: ClassVar[list[BindingType]] = [
         *bindings(TRANSPORT),
         Binding("n", "step_event(1)", "Step", show=False),
+        Binding("t", "traceback", "Traceback"),
     ]
 
     def __init__(
@@ -114,6 +116,14 @@ class StageReplayScreen(StagePanels):
         if ended is not None:
             return ended[0], ended[1], after
         return "REPLAY", "bold black on cyan", after
+
+    def action_traceback(self) -> None:
+        """The traceback the lecturer's `t` showed at or before this step, as recorded."""
+        shown = getattr(self.recording, "traceback_at", lambda _index: None)(self.index)
+        if shown is None:
+            self.notify("no traceback was shown by this step of the recording", timeout=3)
+            return
+        self.app.push_screen(traceback_screen(*shown))
 
     # ---- the transport ----------------------------------------------------------------
 

@@ -32,24 +32,13 @@ from crawlscope.engine.report import Crawl
 
 from ..widgets.timeline_screen import TimelineScreen
 from .stage_panels import StagePanels, Words, ending, over_word
-from .widgets.traceback_screen import TracebackScreen
+from .widgets.traceback_screen import traceback_screen
 
 FRAMES_PER_SECOND = 15.0
 # Callbacks run per frame while running: slow enough to follow, up to a quick finish.
 SPEEDS = (1, 2, 4, 16, 64)
 # What ← can step back through: the screens of this many steps (a few kB each).
 LOOK_BACK = 500
-RIPPED = (
-    "An exception raised in the parser, called from a callback. The traceback starts at "
-    "the event loop: the code that began this fetch (start, dispatch, begin, fetch) is "
-    "not in it, because those frames returned long before the socket became readable. "
-    "That is the stack ripping the chapter describes."
-)
-WHOLE = (
-    "The same exception with coroutines: the traceback runs from the worker through "
-    "fetch down to the parser, because a suspended generator keeps its frame, so the "
-    "stack survives every wait."
-)
 
 
 class StageScreen(StagePanels):
@@ -236,10 +225,6 @@ class StageScreen(StagePanels):
         self.run_worker(self._traceback(), name="traceback", group="traceback", exclusive=True)
 
     async def _traceback(self) -> None:
-        if self.engine == "callbacks":
-            title, explanation = "stage 1: stack ripping", RIPPED
-        else:
-            title, explanation = "stage 2: a whole stack", WHOLE
         self.notify("crawling once more with a parser that raises…", timeout=3)
         try:
             # Its own crawler and loop, blocking, so in a thread: the demo site it fetches
@@ -248,7 +233,8 @@ class StageScreen(StagePanels):
         except Exception as exc:
             self.notify(printable(f"{type(exc).__name__}: {exc}", 200), severity="error")
             return
-        await self.app.push_screen(TracebackScreen(title, explanation, text))
+        self.source.shown_traceback(text)  # kept by a recording, for its replay's t
+        await self.app.push_screen(traceback_screen(self.engine, text))
 
     # ---- what the panels show ------------------------------------------------------------
 

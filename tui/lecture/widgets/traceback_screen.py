@@ -29,3 +29,23 @@ class TracebackScreen(ModalScreen[None]):
             yield Static(Text(self.explanation), id="traceback-explanation")
             # Literal text: a traceback holds URLs and source lines, never markup.
             yield Static(Text(self.traceback), id="traceback-text")
+
+
+RIPPED = (
+    "An exception raised in the parser, called from a callback. The traceback starts at "
+    "the event loop: the code that began this fetch (start, dispatch, begin, fetch) is "
+    "not in it, because those frames returned long before the socket became readable. "
+    "That is the stack ripping the chapter describes."
+)
+WHOLE = (
+    "The same exception with coroutines: the traceback runs from the worker through "
+    "fetch down to the parser, because a suspended generator keeps its frame, so the "
+    "stack survives every wait."
+)
+
+
+def traceback_screen(engine: str, text: str) -> TracebackScreen:
+    """The traceback `t` shows on stage `engine`, with what it teaches."""
+    if engine == "callbacks":
+        return TracebackScreen("stage 1: stack ripping", RIPPED, text)
+    return TracebackScreen("stage 2: a whole stack", WHOLE, text)
