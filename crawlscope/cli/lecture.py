@@ -164,18 +164,22 @@ def _on_screen(
         crawl_opened.append(lambda crawler: runs.append(recorder.follow_crawl(crawler)))
     serve = _serving(place, opened, crawl_opened)
     greeting = _monitor_words(place)
-    start = 0
+    start = resume = 0
     while True:
         lecture = LectureApp(
             STAGES,
             make_config=config,
             walk=True,
             start=start,
+            resume=resume,
             opened=opened,
             services=serve(),
             greeting=greeting,
         )
-        if lecture.run() != "next":
+        went = lecture.run()
+        # Where stage 2 was left: coming back from stage 3, it runs on to that step.
+        resume = lecture.last_stage.steps if lecture.last_stage is not None else 0
+        if went != "next":
             if lecture.error:
                 print(f"crawlscope: {lecture.error}", file=sys.stderr)
                 return 1
@@ -194,7 +198,7 @@ def _on_screen(
             return 1
         if not app.went_back or app.crawl_error:
             break
-        start = len(STAGES) - 1  # ←: stage 2 again, a fresh crawl as every stage starts
+        start = len(STAGES) - 1  # ←: stage 2 again, run on to the step it was left at
     summarise(live.crawler, None, sys.stdout)
     return 1 if app.crawl_error else app_status(app)
 

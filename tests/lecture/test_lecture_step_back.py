@@ -162,6 +162,30 @@ async def test_left_in_stage_3_goes_back_to_stage_2() -> None:
         assert "Stage 2: coroutines" in screen_text(lecture)
 
 
+async def test_back_from_stage_3_stage_2_runs_on_to_where_it_was_left() -> None:
+    lecture = LectureApp(["callbacks", "generators"], make_config=two_workers, demo=DEMO,
+                         walk=True, start=1)  # fmt: skip
+    async with lecture.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: lecture.stage is not None, "stage 2")
+        await step(pilot, 15)
+        left_at = lecture.last_stage.steps if lecture.last_stage else 0
+    assert left_at == 15
+    # The lecture reopens stage 2 (its crawl closed with the app) at the step it was left.
+    again = LectureApp(["callbacks", "generators"], make_config=two_workers, demo=DEMO,
+                       walk=True, start=1, resume=left_at)  # fmt: skip
+    async with again.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: again.stage is not None, "stage 2 again")
+        stage = stage_of(again)
+        await until(pilot, lambda: stage.steps == left_at and not stage.wanted,
+                    f"run on to step {left_at}")  # fmt: skip
+        assert f"step {left_at} " in status(again) and stage.stepping
+        # Frozen there, as it was left: n is the next step, ← goes back through the rest.
+        await step(pilot)
+        assert stage.steps == left_at + 1
+        await pilot.press("left", "left")
+        await until(pilot, lambda: f"step {left_at - 1} " in status(again), "two steps back")
+
+
 async def test_left_over_a_traceback_does_not_move_the_stage_beneath() -> None:
     app = LectureApp(["callbacks", "generators"], make_config=two_workers, demo=DEMO, walk=True)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -55,13 +55,15 @@ class LectureApp(App[str]):
         walk: bool = False,
         reproducible: bool = False,
         start: int = 0,
+        resume: int = 0,
         opened: Sequence[StageOpened] = (),
         services: Sequence[Service] = (),
         greeting: str = "",
     ) -> None:
         """`walk`: the lecture (intros, and moving past the last stage ends the app with
         "next"); otherwise one stage, with no way to another. `start`: the index of the
-        stage shown first (the lecture comes back to stage 2 from stage 3). `opened` is
+        stage shown first (the lecture comes back to stage 2 from stage 3), run on to step
+        `resume` (where the lecturer left it: its crawl closed with the app). `opened` is
         told of each stage as it opens; `services` run as long as the app does; `greeting`
         is said once on opening."""
         super().__init__()
@@ -73,6 +75,7 @@ class LectureApp(App[str]):
         self.walk = walk
         self.reproducible = reproducible
         self.index = start
+        self.resume = resume
         self.opened = tuple(opened)
         self.greeting = greeting
         self.error: str | None = None
@@ -114,7 +117,9 @@ class LectureApp(App[str]):
             stepping=self.stepping,
             intro=INTROS[engine] if self.walk else "",
             reproducible=self.reproducible,
+            resume=self.resume,
         )
+        self.resume = 0  # for the first stage shown only
         return self.last_stage
 
     @property

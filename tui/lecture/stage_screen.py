@@ -39,6 +39,8 @@ FRAMES_PER_SECOND = 15.0
 SPEEDS = (1, 2, 4, 16, 64)
 # What ← can step back through: the screens of this many steps (a few kB each).
 LOOK_BACK = 500
+# Steps a frame when running on to where a stage was left (resume).
+RESUME_STEPS = 32
 
 
 class StageScreen(StagePanels):
@@ -63,8 +65,10 @@ class StageScreen(StagePanels):
         stepping: bool = True,
         intro: str = "",
         reproducible: bool = False,
+        resume: int = 0,
     ) -> None:
-        """`stepping`: start frozen, a callback per n key."""
+        """`stepping`: start frozen, a callback per n key. `resume`: run on at once to
+        that step (the lecture back from stage 3, where the lecturer left this stage)."""
         first = stage.snapshot()
         super().__init__(first.engine, intro=intro, reproducible=reproducible)
         self.source = stage
@@ -76,6 +80,7 @@ class StageScreen(StagePanels):
         self.looking: int | None = None  # the index in history shown by ←; None: live
         self._latest = first
         self._timer: Timer | None = None
+        self.resume = resume
 
     # ---- what the rest of the lecture reads ----------------------------------------------
 
@@ -106,6 +111,11 @@ class StageScreen(StagePanels):
     def on_mount(self) -> None:
         self.source.start(self.stepping)
         self._timer = self.set_interval(1 / FRAMES_PER_SECOND, self._tick)
+        if self.resume:
+            self.stepping = True
+            self.wanted = self.resume
+            self.notify(f"running on to step {self.resume}, where stage 2 was left…",
+                        timeout=3)  # fmt: skip
         self._redraw()
 
     def on_unmount(self) -> None:
@@ -146,7 +156,15 @@ class StageScreen(StagePanels):
             # the same screen 15 times a second would only keep the app from ever idling.
             return
         if self.stepping:
-            self._take_wanted_step()
+            # Back to where the lecture left this stage: as many steps a frame as are
+            # ready, each drawn into the history (← goes back through them).
+            for _ in range(RESUME_STEPS if self.steps < self.resume else 1):
+                self._take_wanted_step()
+                if not self.wanted or self.over:
+                    break
+                if self.steps < self.resume:
+                    self._latest = self.source.snapshot()
+                    self._keep(self._latest)
         else:
             for _ in range(self.speed):
                 if not self._step_once() or self.over:
