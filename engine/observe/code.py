@@ -83,3 +83,19 @@ def read_module(module: str) -> Source | None:
     except (OSError, ValueError):
         return None
     return source_of(module, data) if len(data) <= MOST_BYTES else None
+
+
+@functools.cache
+def own_module(basename: str) -> str:
+    """The module path of crawlscope's own file called `basename` ("crawler.py" ->
+    "engine/crawler.py"), when exactly one is: what a position from another process names
+    (a monitor's frame carries the base name); "" for none, or more than one."""
+    if not basename.endswith(".py") or "/" in basename or "\\" in basename:
+        return ""
+    found = [
+        f"{name}/{path.relative_to(ROOTS[name]).as_posix()}"
+        for name in ("engine", "tui", "crawlscope")
+        if name in ROOTS and ROOTS[name].is_dir()
+        for path in ROOTS[name].rglob(basename)
+    ]
+    return found[0] if len(found) == 1 else ""

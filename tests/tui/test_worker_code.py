@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
@@ -16,7 +17,7 @@ from crawlscope.engine.observe.code import module_path, read_module
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.startup import LiveCrawl
-from crawlscope.tui.widgets.worker_detail_screen import WorkerDetailScreen
+from crawlscope.tui.widgets.worker_detail_screen import WorkerDetailScreen, detail_text
 
 ENGINE = Path(__file__).parents[2] / "engine"
 AIOHTTP = Path(aiohttp.__file__).parent
@@ -79,3 +80,30 @@ def test_only_modules_under_the_known_roots_are_read() -> None:
                     "engine/nothing_here.py", "asyncio/../os.py",
                     "aiohttp/../yarl/__init__.py"):  # fmt: skip
         assert read_module(hostile) is None, hostile
+
+
+async def test_a_position_from_another_process_shows_the_line_shipped_here() -> None:
+    """A viewer over a monitor has a worker's position ("Crawler._work crawler.py:286"),
+    not its task: crawlscope's own modules are read from the viewer's copy."""
+    app = CrawlScopeApp(LiveCrawl(make_config=config(2), demo=DemoConfig(pages=200, latency=0.3)))
+    async with app.run_test(size=(160, 48)) as pilot:
+        crawler = await crawler_of(pilot)
+        await until(pilot, lambda: len(crawler.ledger.done) >= 2, "2 pages")
+        view = crawler.snapshot().workers[0]
+
+    def code_under(suspended_at: str) -> list[tuple[int, str]]:
+        shown = replace(view, suspended_at=suspended_at)
+        text = detail_text(view.id, shown, None, [], 0.0).plain
+        found = (CODE.match(line) for line in text.splitlines())
+        return [(int(m.group(1)), m.group(2)) for m in found if m]
+
+    # The line the position names, from this side's own copy of the module.
+    work = ENGINE / "crawler.py"
+    number = next(i for i, line in enumerate(work.read_text().splitlines(), 1)
+                  if "lease = await self.q.get()" in line)  # fmt: skip
+    assert code_under(f"Crawler._work crawler.py:{number}") == [(number, line_of(work, number))]
+    # What only the other side has is never looked for: a module not ours, a name that is
+    # not one file of ours, a path.
+    for elsewhere in ("ClientSession._request client.py:612", "App.run app.py:10",
+                      "x ../../etc/passwd.py:1", "Crawler._work crawler.py:999999"):  # fmt: skip
+        assert code_under(elsewhere) == [], elsewhere

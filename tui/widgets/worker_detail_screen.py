@@ -7,6 +7,7 @@ Everything crawled or sent by a peer is drawn as Text, escaped, never as markup.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -18,7 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from crawlscope.engine.observe.code import read_module
+from crawlscope.engine.observe.code import own_module, read_module
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.text import printable
 from crawlscope.engine.observe.worker_detail import WorkerDetail, bucket_edges
@@ -72,6 +73,11 @@ def _chain(out: Text, view: WorkerView, detail: WorkerDetail | None) -> None:
     if detail is None:
         where = printable(view.suspended_at) if view.suspended_at else view.state.value
         out.append(f"  {where}\n", "dim")
+        # A position from elsewhere ("Crawler._work crawler.py:286"): the line from the
+        # code shipped here, for crawlscope's own modules (nothing is read on request).
+        found = _POSITION.search(view.suspended_at or "")
+        if found:
+            _code_line(out, "    ", own_module(found.group(1)), int(found.group(2)))
         out.append("  (the whole chain is read from the task: a live crawl only)\n\n", "dim")
         return
     if detail.task_state != "suspended":
@@ -86,6 +92,9 @@ def _chain(out: Text, view: WorkerView, detail: WorkerDetail | None) -> None:
         lead = "  " + "  " * len(detail.chain) + f"{WAITS} "
         out.append(f"{lead}{printable(detail.awaits)}\n", "dim")
     out.append("\n")
+
+
+_POSITION = re.compile(r" ([\w.]+\.py):(\d{1,6})$")
 
 
 def _code_line(out: Text, lead: str, module: str, line: int) -> None:
