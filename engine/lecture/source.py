@@ -61,16 +61,17 @@ def digests() -> dict[str, str]:
     return out
 
 
-def source_note(recorded: Mapping[str, str]) -> str:
+def source_note(recorded: Mapping[str, str], said: str = "recorded with") -> str:
     """What to say of a recording's stage modules (name -> hash, as `digests()` gave them
-    when it was made) against those this version ships: "" when they are the same, or
-    the recording names none (made before it kept them)."""
+    when it was made; or a lecturer's, `said` "the lecturer runs") against those this
+    version ships: "" when they are the same, or none are named (a recording made before
+    they were kept)."""
     shipped_now = digests()
     differ = sorted(name for name, digest in recorded.items()
                     if name in shipped_now and shipped_now[name] != digest)  # fmt: skip
     if not differ:
         return ""
-    return (f"recorded with another {', '.join(differ)} than this version ships: "
+    return (f"{said} another {', '.join(differ)} than this version ships: "
             "the cursors may stand on other lines")  # fmt: skip
 
 

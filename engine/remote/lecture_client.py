@@ -17,6 +17,7 @@ from typing import Any
 from ..exchange.config_json import config_from_plain
 from ..exchange.plain import BadMessage
 from ..lecture.snapshot import StageSnapshot
+from ..lecture.source import sources_of
 from ..observe.text import printable
 from .client import Link, RemoteCrawl
 from .lecture_monitor import LECTURE_VERSION
@@ -30,6 +31,7 @@ class RemoteLecture(RemoteCrawl):
         super().__init__(url)
         self.stage: StageSnapshot | None = None  # None until the first frame
         self.crawl_shown = False  # the last frame was stage 3's crawl, not a stage
+        self.sources: dict[str, str] = {}  # the lecturer's stage modules' hashes (hello)
 
     def _take(self, text: str) -> bool:
         try:
@@ -85,6 +87,7 @@ class RemoteLecture(RemoteCrawl):
             shown = printable(repr(message["lecture"]), 40)
             raise BadMessage(f"a lecture of version {shown}, not {LECTURE_VERSION}")
         self.steer = False  # a lecture is steered by the lecturer's keys only
+        self.sources = sources_of(message.get("sources"))  # BadMessage if not hashes
 
     def _lost(self, why: str) -> None:
         super()._lost(why)

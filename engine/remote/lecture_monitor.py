@@ -23,6 +23,7 @@ from typing import Any
 
 from ..exchange.config_json import config_to_plain
 from ..lecture.observe import ObservedStage
+from ..lecture.source import digests
 from ..observe.contract import ObservedCrawl
 from .limits import DEFAULT_LIMITS, ViewerLimits
 from .monitor import Monitor, Viewer
@@ -66,8 +67,10 @@ class LectureMonitor(Monitor):
         self._last = ""  # the last frame sent
 
     def _hello(self, viewer: Viewer) -> dict[str, Any]:
+        # The stage modules' hashes: a viewer on another version says if its code (the
+        # code pane's) differs from what the lecturer runs.
         return {"kind": "hello", "version": VERSION, "lecture": LECTURE_VERSION,
-                "steer": False, "you": viewer.address}  # fmt: skip
+                "steer": False, "you": viewer.address, "sources": digests()}  # fmt: skip
 
     def _introduce(self) -> dict[str, Any]:
         return {"config": config_to_plain(self.observed.config)}

@@ -164,3 +164,33 @@ async def test_a_lecture_in_a_terminal_is_watched_by_attach_in_another(tmp_path:
         await wait_until(lambda: lecturer.proc.poll() is not None, "the lecture closed")
     recording = load_lecture(record)
     assert [snap.steps for snap in recording.steps] == [0, 1, 2, 3]
+
+
+async def test_a_viewer_on_other_code_than_the_lecturers_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import crawlscope.engine.remote.lecture_monitor as lecture_monitor
+
+    other = {"stage_generators.py": "0" * 64}
+    monkeypatch.setattr(lecture_monitor, "digests", lambda: other)
+    relay = StageRelay()
+    async with DemoServer(DEMO) as demo, LectureMonitor(relay, listen("127.0.0.1", 0)) as monitor:
+        stage = Stage("generators", two_workers([demo.url]))
+        relay.follow(stage)
+        stage.start(stepping=True)
+        viewer = LectureWatchApp(monitor.view_url)
+        try:
+            async with viewer.run_test(size=(160, 41)) as pilot:
+                screen = viewer.watched
+                for _ in range(10):
+                    while not stage.step_once(jump=True):
+                        await pilot.pause(0.01)
+                await until(pilot, lambda: screen.shown == stage.snapshot(), "step 10 drawn")
+                assert viewer.remote.sources == other
+                pane = viewer.screen.query_one("#stage-code")
+                text = " ".join(s.text.strip("│ ") for s in pane.render_lines(
+                    Region(0, 0, pane.region.width, pane.region.height)))  # fmt: skip
+                assert "the lecturer runs another stage_generators.py" in text
+                await pilot.press("q")
+        finally:
+            stage.close()

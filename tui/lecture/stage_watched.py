@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import ClassVar
 
@@ -18,6 +18,7 @@ from textual.screen import Screen
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.lecture.snapshot import Engine, StageSnapshot
+from crawlscope.engine.lecture.source import source_note
 from crawlscope.engine.remote.lecture_client import RemoteLecture
 
 from ..attach import WatchBar, WatchedScreen, WatchView
@@ -36,10 +37,13 @@ class StageWatchedScreen(StagePanels):
         who_watches: Callable[[], WatchView],
         *,
         reproducible: bool = False,
+        sources: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
+        """`sources`: the lecturer's stage modules' hashes, as its hello said them."""
         super().__init__(Engine.CALLBACKS, intros=INTROS, reproducible=reproducible)
         self.latest = latest
         self.who_watches = who_watches
+        self.sources = sources
         self.draws = 0  # snapshots drawn
 
     def compose_bar(self) -> ComposeResult:
@@ -50,6 +54,7 @@ class StageWatchedScreen(StagePanels):
 
     async def _tick(self) -> None:
         snap = self.latest()
+        self.source_note = source_note(self.sources(), "the lecturer runs")
         if snap is not None and snap != self.shown:
             await self.show_stage(snap)
             self.draws += 1
@@ -86,8 +91,9 @@ class LectureWatchApp(App[int]):
     def get_default_screen(self) -> Screen[None]:
         remote = self.remote
         return StageWatchedScreen(
-            lambda: remote.stage, self._watch_view, reproducible=self.reproducible
-        )
+            lambda: remote.stage, self._watch_view, reproducible=self.reproducible,
+            sources=lambda: remote.sources,
+        )  # fmt: skip
 
     def _watch_view(self) -> WatchView:
         remote = self.remote
