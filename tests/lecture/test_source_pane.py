@@ -163,10 +163,10 @@ async def test_at_80_columns_the_pane_folds_away_and_c_shows_it() -> None:
         pane = stage.query_one(SourcePane)
         assert not pane.display
         status = stage.query_one("#stage-status")
-        assert "c: the code" in str(status.render())
+        assert "c: code" in str(status.render())
         await pilot.press("c")
         await until(pilot, lambda: pane.display and pane.size.width > 0, "the pane shown")
-        assert "c: the code" not in str(status.render())
+        assert "c: code" not in str(status.render())
 
 
 async def test_a_replay_of_other_or_hostile_code_says_so_in_one_line(tmp_path: Path) -> None:

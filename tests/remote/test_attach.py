@@ -43,8 +43,11 @@ class CrawlProcess:
 
 
 def _collect(stream: IO[str], into: queue.Queue[str]) -> None:
-    for line in stream:
-        into.put(line)
+    # The process is finished with communicate(), which reads and closes this stream too:
+    # then there is nothing left to collect.
+    with contextlib.suppress(ValueError, OSError):
+        for line in stream:
+            into.put(line)
 
 
 @contextlib.asynccontextmanager

@@ -258,11 +258,11 @@ class StagePanels(Screen[None]):
         for text, piece_style in after:
             line.append(text, piece_style)
         line.append(gap + (SHORT_TITLES if narrow else STAGE_TITLES)[self.engine], "bold")
+        if not self.code_shown():  # before the figures: at 80 columns they are what is cut
+            line.append(f"{gap}c: code", "bold")
         if snap is not None:
             a = snap.accounting
             line.append(f"{gap}{a.done} done  {a.failed} failed  {a.queued} queued", "dim")
-        if not self.code_shown():
-            line.append(f"{gap}c: the code", "bold")
         return line
 
     def on_resize(self) -> None:
