@@ -103,37 +103,44 @@ async def test_a_lecture_monitor_keeps_the_crawl_monitors_door() -> None:
                 assert "404" in crawl_viewer.why
 
 
-async def test_attach_shows_a_lecture_read_only_and_q_leaves_it_running() -> None:
+@contextlib.asynccontextmanager
+async def watched_stage_2() -> AsyncIterator[tuple[Stage, LectureWatchApp]]:
+    """Stage 2 crawling the demo site, stepped by the test, served by a lecture monitor;
+    and a viewer of it, not yet running."""
     relay = StageRelay()
     async with DemoServer(DEMO) as demo, LectureMonitor(relay, listen("127.0.0.1", 0)) as monitor:
         stage = Stage("generators", two_workers([demo.url]))
         relay.follow(stage)
         stage.start(stepping=True)
-        viewer = LectureWatchApp(monitor.view_url)
         try:
-            async with viewer.run_test(size=(120, 41)) as pilot:
-                screen = viewer.watched
-                await until(pilot, lambda: screen.shown is not None, "the first frame")
-                assert "WATCHING" in status(viewer) and "stage 2" in status(viewer)
-                assert "Stage 2: coroutines" in "".join(
-                    s.text for s in viewer.screen.query_one("#stage-intro").render_lines(
-                        Region(0, 0, 118, 6)))  # fmt: skip
-                for _ in range(30):
-                    while not stage.step_once(jump=True):
-                        await pilot.pause(0.01)  # the demo site answers meanwhile
-                await until(pilot, lambda: screen.shown == stage.snapshot(), "step 30 drawn")
-                assert "step 30" in status(viewer) and "read-only" in str(
-                    viewer.screen.query_one("#watch-bar").render()
-                )
-                told = stage.snapshot().recent[-1].sentence
-                narration = viewer.screen.query_one("#stage-narration")
-                lines = narration.render_lines(Region(0, 0, narration.size.width, 8))
-                assert told.split()[0] in " ".join(strip.text for strip in lines)
-                await pilot.press("n", "p")  # nothing steers from here
-                await pilot.press("q")
-            assert not stage.over and stage.steps == 30
+            yield stage, LectureWatchApp(monitor.view_url)
         finally:
             stage.close()
+
+
+async def test_attach_shows_a_lecture_read_only_and_q_leaves_it_running() -> None:
+    async with watched_stage_2() as (stage, viewer):
+        async with viewer.run_test(size=(120, 41)) as pilot:
+            screen = viewer.watched
+            await until(pilot, lambda: screen.shown is not None, "the first frame")
+            assert "WATCHING" in status(viewer) and "stage 2" in status(viewer)
+            assert "Stage 2: coroutines" in "".join(
+                s.text for s in viewer.screen.query_one("#stage-intro").render_lines(
+                    Region(0, 0, 118, 6)))  # fmt: skip
+            for _ in range(30):
+                while not stage.step_once(jump=True):
+                    await pilot.pause(0.01)  # the demo site answers meanwhile
+            await until(pilot, lambda: screen.shown == stage.snapshot(), "step 30 drawn")
+            assert "step 30" in status(viewer) and "read-only" in str(
+                viewer.screen.query_one("#watch-bar").render()
+            )
+            told = stage.snapshot().recent[-1].sentence
+            narration = viewer.screen.query_one("#stage-narration")
+            lines = narration.render_lines(Region(0, 0, narration.size.width, 8))
+            assert told.split()[0] in " ".join(strip.text for strip in lines)
+            await pilot.press("n", "p")  # nothing steers from here
+            await pilot.press("q")
+        assert not stage.over and stage.steps == 30
 
 
 def test_attach_knows_a_lecture_by_its_url() -> None:
@@ -173,24 +180,15 @@ async def test_a_viewer_on_other_code_than_the_lecturers_says_so(
 
     other = {"stage_generators.py": "0" * 64}
     monkeypatch.setattr(lecture_monitor, "digests", lambda: other)
-    relay = StageRelay()
-    async with DemoServer(DEMO) as demo, LectureMonitor(relay, listen("127.0.0.1", 0)) as monitor:
-        stage = Stage("generators", two_workers([demo.url]))
-        relay.follow(stage)
-        stage.start(stepping=True)
-        viewer = LectureWatchApp(monitor.view_url)
-        try:
-            async with viewer.run_test(size=(160, 41)) as pilot:
-                screen = viewer.watched
-                for _ in range(10):
-                    while not stage.step_once(jump=True):
-                        await pilot.pause(0.01)
-                await until(pilot, lambda: screen.shown == stage.snapshot(), "step 10 drawn")
-                assert viewer.remote.sources == other
-                pane = viewer.screen.query_one("#stage-code")
-                text = " ".join(s.text.strip("│ ") for s in pane.render_lines(
-                    Region(0, 0, pane.region.width, pane.region.height)))  # fmt: skip
-                assert "the lecturer runs another stage_generators.py" in text
-                await pilot.press("q")
-        finally:
-            stage.close()
+    async with watched_stage_2() as (stage, viewer), viewer.run_test(size=(160, 41)) as pilot:
+        screen = viewer.watched
+        for _ in range(10):
+            while not stage.step_once(jump=True):
+                await pilot.pause(0.01)
+        await until(pilot, lambda: screen.shown == stage.snapshot(), "step 10 drawn")
+        assert viewer.remote.sources == other
+        pane = viewer.screen.query_one("#stage-code")
+        text = " ".join(s.text.strip("│ ") for s in pane.render_lines(
+            Region(0, 0, pane.region.width, pane.region.height)))  # fmt: skip
+        assert "the lecturer runs another stage_generators.py" in text
+        await pilot.press("q")
