@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_support import RedisServer, crawl, finish, redis_server
+from redis_support import RedisServer, crawl, finish, redis_server, wait_until
 from tui_support import until
 
 from crawlscope.engine.cluster.past import ID_STRIDE
@@ -55,14 +55,16 @@ async def test_the_cluster_views_past_is_every_processs_own_on_one_clock(
     ]  # fmt: skip
     client = redis_server.client()
     try:
+        # Both crawling, and no view yet: no process sends its events.
+        wait_until(lambda: client.zcard("crawlscope:t:procs") == 2, "both processes published",
+                   procs=procs)  # fmt: skip
+        assert client.xlen("crawlscope:t:events") == 0
         app = CrawlScopeApp(ClusterAttached(redis_server.url, "t"))
         async with app.run_test(size=(140, 44)) as pilot:
             source = app.source
             assert isinstance(source, ClusterAttached)
             cluster = source.cluster
             await until(pilot, lambda: len(cluster.processes) == 2, "both processes seen")
-            # Until a view watches, no process sends its events.
-            assert client.xlen("crawlscope:t:events") == 0
 
             def lanes_of_both() -> bool:
                 ring = cluster.past
