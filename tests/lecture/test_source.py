@@ -41,6 +41,9 @@ def test_the_pane_draws_every_marked_line_with_what_context_fits() -> None:
         7, 8, 9, 10, 11, 12, 13, None, 27, 28, 29, 30, 31, 32, 33
     ]  # fmt: skip
     # Less room: less context, never a marked line left out while any fits.
+    assert shown_lines([10, 30], focus=10, last=100, height=7) == [
+        9, 10, 11, None, 29, 30, 31
+    ]  # fmt: skip
     assert shown_lines([10, 30], focus=10, last=100, height=3) == [10, None, 30]
     # No room for all: those nearest the selected task's.
     assert shown_lines([10, 30, 50, 70], focus=70, last=100, height=3) == [50, None, 70]
