@@ -84,7 +84,10 @@ class TreeWatch(threading.Thread):
         while not self.done.wait(0.1):
             for pid in _descendants(self.pid):
                 with contextlib.suppress(OSError, ValueError):
-                    role = self.last[pid][0] if pid in self.last else _role(pid)
+                    # A process seen between fork and exec still has its parent's
+                    # command line: "other" is read again until it names what it runs.
+                    known = self.last.get(pid)
+                    role = known[0] if known and known[0] != "other" else _role(pid)
                     self.last[pid] = (role, proc_cpu_seconds(pid))
 
     def by_role(self) -> dict[str, float]:
