@@ -679,7 +679,7 @@ class Crawler:
         kept = w.view_of
         if kept is not None and kept[0] == key and steps:
             return kept[1]
-        view = self._view_of(w, _where(w))
+        view = self._view_of(w, *_where(w))
         w.view_of = (key, view)
         return view
 
@@ -721,14 +721,14 @@ class Crawler:
             depths=depth_histogram(self.host_book.depths),
         )
 
-    def _view_of(self, w: Worker, where: str) -> WorkerView:
+    def _view_of(self, w: Worker, where: str, own_at: str = "") -> WorkerView:
         # On the crawl's clock, as Snapshot.elapsed is; a worker added before crawl()
         # entered its state at 0.
         since = 0.0 if self.t0 is None else w.since - self.t0
         t = w.timing.summary()
         return WorkerView(
             w.id, w.state, w.url, since, w.pages, w.paused, w.retiring, w.alive, where,
-            t.step_p50, t.step_p99, t.step_max, t.delay_p99,
+            own_at, t.step_p50, t.step_p99, t.step_max, t.delay_p99,
         )  # fmt: skip
 
     def recent_fetches(self) -> Sequence[FetchRecord]:
@@ -743,11 +743,15 @@ class Crawler:
         return self.ledger.chain_preview(limit, hops)
 
 
-def _where(w: Worker) -> str:
-    """Where the worker's coroutine is suspended; in slow motion, held in an await that
-    is done (engine/timing/slowmo.py), that await marked as slowed."""
-    where = str(suspension_point(w.task))
-    return f"{SLOWED} {where}" if w.lingering else where
+def _where(w: Worker) -> tuple[str, str]:
+    """Where the worker's coroutine is suspended (in slow motion, held in an await that
+    is done, engine/timing/slowmo.py, that await marked as slowed), and where in the
+    engine's own code it waits (WorkerView.own_at)."""
+    point = suspension_point(w.task)
+    where = str(point)
+    own = next((f for f in reversed(point.frames) if f.module.startswith("engine/")), None)
+    own_at = f"{own.function} {own.module}:{own.line}" if own is not None else ""
+    return (f"{SLOWED} {where}" if w.lingering else where), own_at
 
 
 def _unlingered(record: FetchRecord, lingered: float) -> FetchRecord:

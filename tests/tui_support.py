@@ -11,10 +11,14 @@ from textual.pilot import Pilot
 import helpers
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
+from crawlscope.engine.observe.code import ROOTS, own_position
+from crawlscope.engine.observe.workers import WorkerView
 from crawlscope.tui.app import CrawlScopeApp
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.startup import LiveCrawl
 from crawlscope.tui.waiting import wait_until
+from crawlscope.tui.widgets.code_pane import CodePane
+from crawlscope.tui.widgets.source_pane import GUTTER, NUMBER, SourcePane
 
 # Generous: a loaded two-core CI machine may be many times slower than a laptop.
 TIMEOUT = 60.0
@@ -117,3 +121,48 @@ async def stage_settled(pilot: Pilot[str], steps: int) -> None:
 
     what = f"the stage frozen at step {steps}, and its status saying so"
     await wait_until(settled, what, timeout=TIMEOUT, pause=pilot.pause)
+
+
+# ---- the code pane (issue 41): what it draws, against the modules' own files ----------
+
+CODE_LINE = re.compile(r"^ *(\d+)$")
+
+
+def drawn(pane: SourcePane) -> dict[int, tuple[list[str], str]]:
+    """Each code line the pane draws: its number -> (the names in its margin, its text)."""
+    out = {}
+    for line in str(pane.render()).splitlines():
+        number = CODE_LINE.match(line[GUTTER : GUTTER + NUMBER - 1])
+        if number is None:
+            continue
+        margin = line[:GUTTER].removeprefix("▶").split()
+        out[int(number.group(1))] = (margin, line[GUTTER + NUMBER :])
+    return out
+
+
+def file_line(module: str, number: int) -> str:
+    first, _, rest = module.partition("/")
+    return (ROOTS[first] / rest).read_text().splitlines()[number - 1]
+
+
+def assert_cursors_match(pane: CodePane, views: Sequence[WorkerView]) -> int:
+    """Every worker standing in the module shown has its name on its line, whose text is
+    that line of the module's file; no name stands anywhere else. The cursors drawn."""
+    lines = drawn(pane)
+    assert lines, str(pane.render())
+    module = str(pane.border_title).split(" · ")[0]
+    where = {}
+    for view in views:
+        found = own_position(view.own_at)
+        if view.alive and found is not None and found[1] == module:
+            where[f"w{view.id}"] = found[2]
+    assert where, [v.own_at for v in views]
+    for name, number in where.items():
+        margin, text = lines[number]
+        assert name in margin or any(m.startswith("+") for m in margin), (name, margin)
+        assert text == file_line(module, number).rstrip()[: len(text)]
+    for number, (margin, _) in lines.items():
+        for name in margin:
+            if name.startswith("w"):
+                assert where[name] == number
+    return len(where)

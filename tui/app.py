@@ -42,6 +42,7 @@ class CrawlScopeApp(App[int]):
     # Before the site on the status line: what this crawl is, where an app is one part of
     # something larger (the lecture's stage 3).
     site_label = ""
+    code_beside = False  # the code pane shown from the start where it fits (code_view.py)
 
     def __init__(
         self,

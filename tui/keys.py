@@ -92,6 +92,8 @@ COMMON = (
         "Show the hosts",
         "h: each host's queue, latency and politeness; block it, set its delay or limit",
     ),
+    Key("v", "code_pane", "Code", "Show the code beside the workers",
+        "v: the line of the engine where each worker's own code waits", show=False),
     Key("question_mark", "help", "Help", "Show what the states mean", "?", display="?"),
     Key("q", "app.quit", "Quit", "Quit", "q: stops the crawl gracefully, then the report"),
 )  # fmt: skip

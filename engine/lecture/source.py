@@ -14,11 +14,10 @@ import ast
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..exchange.plain import BadMessage
-from ..observe.code import Source, source_of
+from ..observe.code import Cursor, Source, source_of
 from .snapshot import Engine, TaskInsides
 
 HERE = Path(__file__).parent
@@ -89,17 +88,6 @@ def sources_of(value: object) -> dict[str, str]:
 
 
 MOST_SOURCES = 16
-
-
-@dataclass(frozen=True, slots=True)
-class Cursor:
-    """Where one task stands: its name, and a line of a module."""
-
-    task: str
-    file: str
-    line: int
-    function: str
-    depth: int  # 0: where the task's own code waits; 1, 2...: the frames that called it
 
 
 def task_cursors(tasks: tuple[TaskInsides, ...], chain: bool = False) -> list[Cursor]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +68,8 @@ def module_path(filename: str) -> str:
     return ""
 
 
-@functools.cache
+# Bounded: a module path may come from a peer (a monitor's frame), each one kept.
+@functools.lru_cache(maxsize=256)
 def read_module(module: str) -> Source | None:
     """The module at `module` ("engine/crawler.py"), or None when it names no Python
     file under a known root (whatever it holds: "..", an absolute path, a NUL)."""
@@ -85,7 +87,7 @@ def read_module(module: str) -> Source | None:
     return source_of(module, data) if len(data) <= MOST_BYTES else None
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def own_module(basename: str) -> str:
     """The module path of crawlscope's own file called `basename` ("crawler.py" ->
     "engine/crawler.py"), when exactly one is: what a position from another process names
@@ -99,3 +101,26 @@ def own_module(basename: str) -> str:
         for path in ROOTS[name].rglob(basename)
     ]
     return found[0] if len(found) == 1 else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where one task stands: its name, and a line of a module."""
+
+    task: str
+    file: str  # the module's name as its Source has it
+    line: int
+    function: str
+    depth: int  # 0: where the task's own code waits; 1, 2...: the frames that called it
+
+
+_POSITION = re.compile(r"^([\w.<>]{1,200}) ([\w./-]{1,200}\.py):(\d{1,6})$")
+
+
+def own_position(text: str) -> tuple[str, str, int] | None:
+    """(function, module path, line) of a worker's own position as the engine writes it
+    ("Crawler._work engine/crawler.py:286"), or None for any other text (a peer's)."""
+    found = _POSITION.match(text)
+    if found is None:
+        return None
+    return found.group(1), found.group(2), int(found.group(3))

@@ -87,6 +87,10 @@ class WorkerView:
     # Where its coroutine is suspended ("Queue.get queues.py:158"), read from the task
     # when the snapshot was taken; "" when the observer did not ask for this worker.
     suspended_at: str = ""
+    # Where its own code waits: the innermost frame of the chain in crawlscope's engine
+    # ("Crawler._work engine/crawler.py:286"), read with suspended_at; what the code pane
+    # puts a cursor on (an await in the worker's loop, not asyncio's or aiohttp's insides).
+    own_at: str = ""
     # Its steps on the loop (engine/timing/per_worker.py), in seconds, as of its last state change:
     # the median and 99th percentile (bucket upper edges), the longest, and the 99th
     # percentile of its scheduling delay.

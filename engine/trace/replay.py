@@ -305,7 +305,7 @@ class ReplayedCrawl:
             shown = (w for w in s.workers.values() if w.id in asked)
         views = tuple(
             WorkerView(
-                w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring, w.alive, "",
+                w.id, w.state, w.url, w.since, w.pages, w.paused, w.retiring, w.alive, "", "",
                 *w.timing,
             )
             for w in shown

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from crawlscope.engine.lecture.snapshot import ChainLink, TaskInsides
 from crawlscope.engine.lecture.source import FUTURE_ITER, digests, shipped, task_cursors
-from crawlscope.tui.lecture.widgets.source_pane import shown_lines
+from crawlscope.tui.widgets.source_pane import shown_lines
 
 LECTURE = Path(__file__).parents[2] / "engine" / "lecture"
 

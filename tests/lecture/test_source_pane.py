@@ -20,8 +20,8 @@ from crawlscope.engine.lecture.source import callback_cursors, shipped, task_cur
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage_panels import StagePanels
 from crawlscope.tui.lecture.stage_replay import LectureReplayApp
-from crawlscope.tui.lecture.widgets.source_pane import GUTTER, NUMBER, SourcePane
 from crawlscope.tui.widgets.help_screen import HelpScreen
+from crawlscope.tui.widgets.source_pane import GUTTER, NUMBER, SourcePane
 
 WIDE = (160, 48)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 import pytest
-from tui_support import TIMEOUT, frames, screen_text, until
+from tui_support import TIMEOUT, assert_cursors_match, drawn, frames, screen_text, until
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.observe.snapshot import Phase
@@ -203,3 +203,20 @@ async def test_the_crawls_own_screen_shows_its_viewers() -> None:
         assert live.monitor.view_url in screen_text(app)
         watching.cancel()
         await until(pilot, lambda: "0 viewers" in screen_text(app), "the viewer gone")
+
+
+async def test_the_viewer_draws_the_crawls_positions_on_its_own_source() -> None:
+    # Each worker's own position crosses the wire with its row; the source beside it is
+    # the viewer's own copy of the engine (nothing is read on the crawl's machine).
+    from crawlscope.tui.widgets.code_pane import CodePane
+
+    async with crawl_process(SLOW) as crawl:
+        app = CrawlScopeApp(Attached(crawl.view_url))
+        async with app.run_test(size=(180, 40)) as pilot:
+            remote = remote_of(app)
+            await until(pilot, remote.ready.is_set, "the first frame")
+            await pilot.press("v")
+            pane = app.panels.query_one(CodePane)
+            await until(pilot, lambda: pane.display and any(v.own_at for v in pane.drawn_from)
+                        and drawn(pane), "the pane, with the crawl's positions")  # fmt: skip
+            assert assert_cursors_match(pane, pane.drawn_from) >= 1

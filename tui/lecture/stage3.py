@@ -56,6 +56,8 @@ class AsyncioStage(CrawlScopeApp):
     went_back = False
     # The intro goes after a few seconds; the status line keeps saying where the class is.
     site_label = "stage 3 · asyncio · "
+    # The code beside the workers from the start, as in stages 1 and 2 (where it fits).
+    code_beside = True
 
     def __init__(
         self,

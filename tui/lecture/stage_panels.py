@@ -33,10 +33,10 @@ from crawlscope.engine.lecture.source import (
 
 from ..widgets.help_screen import HelpScreen
 from ..widgets.keys_footer import KeysFooter
+from ..widgets.source_pane import SourcePane, task_colour
 from .stage_help import STAGE_HELP
 from .widgets.loop_panel import LoopPanel
 from .widgets.queue_insides import QueueInsides
-from .widgets.source_pane import SourcePane, task_colour
 from .widgets.step_narration import StepNarration
 from .widgets.task_chains import TaskChains
 
@@ -62,7 +62,7 @@ class StagePanels(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         # Not in the footer, which is full at 80 columns: the status line names `c`, the
         # help and the docs the rest.
-        Binding("c", "code", "Code", show=False),
+        Binding("c,v", "code", "Code", show=False),  # v: as on the live crawl's screen
         Binding("down", "select_task(1)", "Next task", show=False),
         Binding("up", "select_task(-1)", "Previous task", show=False),
         Binding("y", "chain", "Chain", show=False),

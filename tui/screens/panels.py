@@ -31,6 +31,7 @@ from ..textual_private import (
     TimedScreen,
     report_error,
 )
+from ..widgets.code_pane import CodePane
 from ..widgets.held import Held, Repaints
 from ..widgets.help_screen import HelpScreen
 from ..widgets.keys_footer import KeysFooter
@@ -41,6 +42,7 @@ from ..widgets.status_line import StatusLine, StatusView
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
+from .code_view import CodeViews
 from .direct_paint import DirectPaint
 from .hosts import HostsScreen
 from .time_views import TimeViews
@@ -60,7 +62,7 @@ class Backdrop(Container):
     BLANK = True
 
 
-class PanelsScreen(TimedScreen, TimeViews):
+class PanelsScreen(TimedScreen, TimeViews, CodeViews):
     """Draws an ObservedCrawl. Subclasses add the keys: steering a live crawl, or
     moving through a recording."""
 
@@ -85,20 +87,15 @@ class PanelsScreen(TimedScreen, TimeViews):
         self.note = ""  # a word for the status line: an error, "quitting…"
         self.snap: Snapshot | None = None  # the last frame's
         self.frames = 0  # frames drawn so far: what "within N frames" counts
-        # The number of the last frame (counted from 0; or the next one, for a redraw a
-        # key asked for) that drew every panel from its snapshot, the chains included:
-        # the frames between draw some of them. Tests wait for it before reading the
-        # screen, since the budget can hold back whole frames for a second after the
-        # loop was last busy.
+        # The last frame (from 0; or the next, for a redraw a key asked for) that drew
+        # every panel, the chains included: tests wait for it before reading the screen
+        # (the budget can hold whole frames back for a second after a busy loop).
         self.whole_frame = -1
         # Frame slots (1/fps apart) that passed with no frame drawn: the loop was busy
         # with the crawl, or the budget held the frame back. frames + frames_skipped is
         # the frames asked for.
         self.frames_skipped = 0
         self.frame_costs: deque[float] = deque(maxlen=10_000)  # seconds per _tick
-        # Where the status line and the workers table draw their lines on screen with
-        # nothing over them (None: something is, or it is not shown), as worked out for
-        # the compositor's map they were read from.
         self.frame_lags: deque[float] = deque(maxlen=10_000)  # how late each frame came
         self._frame_due = 0.0  # loop time the next frame is due
         self._frame_handle: asyncio.TimerHandle | None = None
@@ -139,6 +136,7 @@ class PanelsScreen(TimedScreen, TimeViews):
             chains = RedirectTree(id="redirects")
             chains.border_title = "redirect chains"
             yield chains
+            yield CodePane(id="live-code")  # docked right, shown on `v` (code_view.py)
         yield from self.compose_bar()
         yield KeysFooter()
 
@@ -374,6 +372,7 @@ class PanelsScreen(TimedScreen, TimeViews):
                 self._tree.show_from(source)
             if chains_version == self._chains_version:
                 self.whole_frame = self.frames
+            self.show_code(snap)
         self._show_status(snap)
         self._refresh_bindings_if_changed(snap)
 
@@ -436,6 +435,7 @@ class PanelsScreen(TimedScreen, TimeViews):
 
     def on_workers_table_highlighted(self, _event: WorkersTable.Highlighted) -> None:
         self.refresh_bindings()
+        self.code_follows()
 
     def on_workers_table_rows_wanted(self, _event: WorkersTable.RowsWanted) -> None:
         # The rows alone: the other panels keep their pace (and a reader waiting for a

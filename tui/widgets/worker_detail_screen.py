@@ -1,6 +1,7 @@
 """`enter` on a worker's row: that worker in full, over the panels. Its whole await
 chain (every frame from its coroutine down to the future it waits on), its step and
-scheduling-delay histograms, its time in each state and its last fetches.
+scheduling-delay histograms, its time in each state and its last fetches; beside them,
+where the screen is wide enough, the source around the chosen frame (↑ ↓ choose it).
 
 Everything crawled or sent by a peer is drawn as Text, escaped, never as markup.
 """
@@ -15,11 +16,11 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from crawlscope.engine.observe.code import own_module, read_module
+from crawlscope.engine.observe.code import Cursor, own_module, own_position, read_module
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.text import printable
 from crawlscope.engine.observe.worker_detail import WorkerDetail, bucket_edges
@@ -27,11 +28,13 @@ from crawlscope.engine.observe.workers import WorkerView
 from crawlscope.engine.records import FetchRecord
 
 from ..format import WAITS, duration, short_url, state_style
+from .source_pane import SourcePane
 from .timing_text import millis
 
 REFRESH_EVERY = 0.5  # seconds
 LAST_FETCHES = 8
 BAR = 30  # cells of the longest histogram bar
+CODE_FITS = 120  # narrower than this, the code stays under each frame, one line each
 
 
 def detail_text(
@@ -41,6 +44,7 @@ def detail_text(
     fetches: Sequence[FetchRecord],
     clock: float,
     origin: str = "",
+    chosen: int | None = None,
 ) -> Text:
     """The whole view as one Text; `detail` None for a source that keeps no more than
     the row's figures (a recording, a monitor)."""
@@ -56,7 +60,7 @@ def detail_text(
         out.append(" · ")
         out.append(printable(short_url(view.url, origin), 200))
     out.append("\n\n")
-    _chain(out, view, detail)
+    _chain(out, view, detail, chosen)
     _steps(out, view, detail)
     if detail is not None:
         _states(out, detail)
@@ -68,7 +72,7 @@ def _heading(out: Text, title: str) -> None:
     out.append(f"{title}\n", "bold underline")
 
 
-def _chain(out: Text, view: WorkerView, detail: WorkerDetail | None) -> None:
+def _chain(out: Text, view: WorkerView, detail: WorkerDetail | None, chosen: int | None) -> None:
     _heading(out, "await chain")
     if detail is None:
         where = printable(view.suspended_at) if view.suspended_at else view.state.value
@@ -85,7 +89,7 @@ def _chain(out: Text, view: WorkerView, detail: WorkerDetail | None) -> None:
     positions = detail.positions if len(detail.positions) == len(detail.chain) else ()
     for depth, frame in enumerate(detail.chain):
         lead = "  " + "  " * depth + ("↳ " if depth else "")
-        out.append(f"{lead}{printable(frame)}\n")
+        out.append(f"{lead}{printable(frame)}\n", "reverse" if depth == chosen else "")
         if positions:
             _code_line(out, " " * (len(lead) + 2), *positions[depth][1:])
     if detail.awaits:
@@ -162,9 +166,30 @@ def _fetches(out: Text, worker_id: int, fetches: Sequence[FetchRecord], origin: 
         out.append(printable(short_url(r.url, origin), 200) + "\n")
 
 
+Position = tuple[str, str, int]  # function, module path, line
+
+
+def frame_positions(view: WorkerView | None, detail: WorkerDetail | None) -> list[Position]:
+    """The positions the pane can show: every frame of the chain (a live crawl), else the
+    worker's own position as its row carries it (a monitor's, the engine's module only)."""
+    if detail is not None and len(detail.positions) == len(detail.chain):
+        return list(detail.positions)
+    found = own_position(view.own_at) if view is not None else None
+    return [found] if found is not None and found[1].startswith("engine/") else []
+
+
+def own_frame(positions: list[Position]) -> int | None:
+    """The innermost frame of the engine's own code: where the pane opens."""
+    own = [i for i, p in enumerate(positions) if p[1].startswith("engine/")]
+    return own[-1] if own else (len(positions) - 1 if positions else None)
+
+
 class WorkerDetailScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,enter,q", "dismiss", "Close", show=True),
+        # Priority: the scrolled text would take the arrows for itself.
+        Binding("up", "frame(-1)", "Outer frame", key_display="↑", priority=True),
+        Binding("down", "frame(1)", "Inner frame", key_display="↓", priority=True),
     ]
 
     def __init__(self, source: ObservedCrawl, worker_id: int, origin: str = "") -> None:
@@ -172,11 +197,16 @@ class WorkerDetailScreen(ModalScreen[None]):
         self.source = source
         self.worker_id = worker_id
         self.origin = origin
+        self.chosen: int | None = None  # the frame the pane shows (its depth)
+        self.picked = False  # chosen with ↑ ↓ (else the engine's innermost frame)
+        self.positions: list[Position] = []
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="detail-body") as body:
+        with Horizontal(id="detail-body") as body:
             body.border_title = f"worker {self.worker_id}"
-            yield Static(id="detail-text")
+            with VerticalScroll(id="detail-scroll"):
+                yield Static(id="detail-text")
+            yield SourcePane(id="detail-code")
 
     def on_mount(self) -> None:
         self.redraw()
@@ -188,7 +218,46 @@ class WorkerDetailScreen(ModalScreen[None]):
         read = getattr(self.source, "worker_detail", None)
         detail = read(self.worker_id) if callable(read) else None
         fetches = self.source.recent_fetches()
-        return detail_text(self.worker_id, view, detail, list(fetches), snap.elapsed, self.origin)
+        positions = frame_positions(view, detail)
+        if positions != self.positions:
+            # The worker moved on: the depth ↑ ↓ chose stays while the chain has it.
+            picked = self.picked and self.chosen is not None and self.chosen < len(positions)
+            self.positions = positions
+            self.chosen = self.chosen if picked else own_frame(positions)
+        chosen = self.chosen if detail is not None else None
+        return detail_text(self.worker_id, view, detail, list(fetches), snap.elapsed,
+                           self.origin, chosen)  # fmt: skip
 
     def redraw(self) -> None:
         self.query_one("#detail-text", Static).update(self.text())
+        self.show_code()
+
+    def show_code(self) -> None:
+        """The source around the chosen frame, a cursor on every frame of the chain that
+        stands in the same module (the chosen one named, the others in brackets)."""
+        pane = self.query_one(SourcePane)
+        pane.display = self.size.width >= CODE_FITS
+        if not pane.display:
+            return
+        name = f"w{self.worker_id}"
+        if self.chosen is None or not self.positions:
+            pane.border_title = "code"
+            pane.show(None, [], {}, None, "no position: the worker's task is not suspended")
+            return
+        function, module, line = self.positions[self.chosen]
+        source = read_module(module)
+        cursors = [
+            Cursor(name, m, n, f, 0 if i == self.chosen else 1)
+            for i, (f, m, n) in enumerate(self.positions)
+            if m == module
+        ]
+        note = "" if source is not None and source.line(line) is not None else (
+            f"{module}:{line} is not a line of the code this version has")  # fmt: skip
+        pane.border_title = f"{module} · {function}"
+        pane.show(source, cursors, {name: "cyan"}, name, note)
+
+    def action_frame(self, step: int) -> None:
+        if self.positions and self.chosen is not None:
+            self.chosen = min(max(self.chosen + step, 0), len(self.positions) - 1)
+            self.picked = True
+            self.redraw()

@@ -1,6 +1,7 @@
-"""The code beside the state: the stage's module, a cursor on the line where each task
+"""The code beside the state: a module's source, a cursor on the line where each task
 stands, labelled with the task's name in its colour, the selected task's line in the
-middle (engine/lecture/source.py says which lines, and reads only modules it ships)."""
+middle. A lecture stage's tasks (engine/lecture/source.py says which lines) and a live
+crawl's workers (code_pane.py) alike; the module is always one this version ships."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
-from crawlscope.engine.lecture.source import Cursor, Source
+from crawlscope.engine.observe.code import Cursor, Source
 from crawlscope.engine.observe.text import printable
 
 GUTTER = 16  # columns of the task names left of a line
@@ -71,6 +72,15 @@ def shown_lines(marked: list[int], focus: int, last: int, height: int) -> list[i
 
 class SourcePane(Static):
     """Plain text: a line of code, and a task's name, are never parsed as markup."""
+
+    # A long line is cut at the pane's edge, never folded onto the next: a row is a line.
+    DEFAULT_CSS = """
+    SourcePane {
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        overflow: hidden;
+    }
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
