@@ -2,7 +2,7 @@
 mode: the lecturer's page and two class pages show the same screen; the lecturer's key
 (pressed with no click first) changes all three; a class page sends nothing whatever is
 typed on it; a class page made small keeps the screen's size; and a page opened after ten
-steps of the lecture shows step ten.
+steps of the lecture shows step ten, and the code pane once the lecturer shows it.
 
 The pages' terminal is xterm.js; the test reads its buffer, the text the page shows.
 """
@@ -179,6 +179,14 @@ async def test_a_page_opened_after_ten_steps_shows_step_ten(browser_path: str) -
                 await shows(lecturer, f"step {step} ")
             late = await open_page(chrome, served.class_page)
             await shows(late, "step 10 ")
+            await same_screen([lecturer, late])
+            # The code at the lecturer's 120 columns: folded, and the status line says
+            # how to show it; the lecturer's c shows it on every page.
+            assert "stage_callbacks.py" not in await screen(late)
+            await shows(late, "c: code")
+            await lecturer.keyboard.press("c")
+            await shows(late, "stage_callbacks.py")
+            await shows(late, "▶ ")
             await same_screen([lecturer, late])
 
 
