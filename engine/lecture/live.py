@@ -37,6 +37,7 @@ from .snapshot import (
     Timer,
     Told,
     Watched,
+    task_shown,
 )
 from .stage_callbacks import CallbackCrawler, show_stack_ripping
 from .stage_generators import (
@@ -248,8 +249,7 @@ class Stage:
             frame, names = own_locals(task)
             views.append(
                 TaskInsides(
-                    # "robots http://host:port": the host is the only one crawled.
-                    name="robots.txt" if task.name.startswith("robots ") else task.name,
+                    name=task_shown(task.name),
                     state=state,
                     url=self._short(url),
                     steps=task.steps,

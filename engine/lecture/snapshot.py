@@ -108,6 +108,12 @@ class QueueInsides:
     getters_title: str = "getters (waiting in get())"
 
 
+def task_shown(name: str) -> str:
+    """A stage-2 task's name as the panels show it: "robots http://host:port" is
+    "robots.txt" (the host is the only one crawled)."""
+    return "robots.txt" if name.startswith("robots ") else name
+
+
 @dataclass(frozen=True, slots=True)
 class Told:
     """One loop callback, understood: the engine's terse line, whom it concerns, and the

@@ -170,3 +170,22 @@ def callback_cursors(
         for line in handed.get(name.rsplit(".", 1)[-1], ()):
             cursors.append(Cursor(label, source.name, line, name, 1))
     return cursors
+
+
+# A step's callback, as the engines write it: after "...: " or "-> ", before " [about]".
+_RAN = re.compile(r"(?:: |-> )([A-Za-z_][\w.<>]*)(?: \[.*\])?$")
+
+
+def told_line(source: Source, raw: str, task: str | None, cursors: list[Cursor]) -> Cursor | None:
+    """The line a step's narration talks about: where the task the step ran now stands
+    (stage 2: that task's own cursor, the line it ran on to), else the `def` of the
+    callback the step ran (stage 1's `Fetcher.connected`, stage 2's `on_writable`)."""
+    for cursor in cursors:
+        if cursor.task == task and cursor.depth == 0 and source.line(cursor.line) is not None:
+            return cursor
+    found = _RAN.search(raw)
+    defs, _ = _places(source)
+    if found is None or found.group(1) not in defs:
+        return None
+    name = found.group(1)
+    return Cursor(task or "", source.name, defs[name], name, 0)

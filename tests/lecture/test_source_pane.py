@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from test_lecture_record import record_steps, two_workers
 from test_tui_lecture import DEMO, mounted, step
 from textual.geometry import Region
@@ -15,11 +17,12 @@ from tui_support import until
 
 from crawlscope.engine.lecture.recording import LectureRecorder
 from crawlscope.engine.lecture.replay import load_lecture
-from crawlscope.engine.lecture.snapshot import StageSnapshot
+from crawlscope.engine.lecture.snapshot import StageSnapshot, task_shown
 from crawlscope.engine.lecture.source import callback_cursors, shipped, task_cursors
 from crawlscope.tui.lecture.app import LectureApp
 from crawlscope.tui.lecture.stage_panels import StagePanels
 from crawlscope.tui.lecture.stage_replay import LectureReplayApp
+from crawlscope.tui.lecture.widgets.step_narration import StepNarration
 from crawlscope.tui.widgets.help_screen import HelpScreen
 from crawlscope.tui.widgets.source_pane import GUTTER, NUMBER, SourcePane
 
@@ -253,3 +256,39 @@ def test_a_hostile_local_is_shown_escaped() -> None:
     hostile = (("url", "'\x1b[2J\x07/evil'"),)
     text = SourcePane._locals("locals of worker-0 in fetch()", hostile).plain
     assert "\x1b" not in text and "\x07" not in text and "\\x1b[2J" in text
+
+
+def narration_line(screen: StagePanels) -> tuple[int, str, str] | None:
+    """The narration's "→ line N of MODULE (FUNCTION): CODE": (N, FUNCTION, CODE)."""
+    text = str(screen.query_one(StepNarration).render())
+    found = re.search(r"^→ line (\d+) of \S+ \((\S+)\): (.*)$", text, re.MULTILINE)
+    return (int(found.group(1)), found.group(2), found.group(3)) if found else None
+
+
+@pytest.mark.parametrize("kind", ["generators", "callbacks"])
+async def test_the_story_of_a_step_names_the_line_it_is_about(kind: str) -> None:
+    # Stage 2: the line the task the step ran stopped at (its cursor); stage 1: the def
+    # of the callback the step ran. The line's text is the module's own.
+    app = LectureApp([kind], make_config=two_workers, demo=DEMO)
+    source = shipped("stage_generators.py" if kind == "generators" else "stage_callbacks.py")
+    assert source is not None
+    named = 0
+    async with app.run_test(size=WIDE) as pilot:
+        stage = await mounted(pilot)
+        for _ in range(16):
+            await step(pilot)
+            snap = stage.shown
+            assert snap is not None and snap.recent
+            told = replace(snap.recent[-1], task=task_shown(snap.recent[-1].task or ""))
+            said = narration_line(stage)
+            own = {c.task: c for c in task_cursors(snap.tasks)}
+            if told.task in own:
+                assert said is not None and said[0] == own[told.task].line, (told, said)
+            if said is None:
+                continue
+            named += 1
+            number, function, code = said
+            assert code == (source.line(number) or "").strip()
+            if told.task not in own:  # the callback's own def
+                assert function in told.raw and code.startswith("def ")
+    assert named >= 8

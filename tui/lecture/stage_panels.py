@@ -20,7 +20,7 @@ from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from crawlscope.engine.lecture.snapshot import Engine, StageSnapshot
+from crawlscope.engine.lecture.snapshot import Engine, StageSnapshot, task_shown
 from crawlscope.engine.lecture.source import (
     STAGE_MODULES,
     Cursor,
@@ -29,6 +29,7 @@ from crawlscope.engine.lecture.source import (
     callback_label,
     shipped,
     task_cursors,
+    told_line,
 )
 
 from ..widgets.help_screen import HelpScreen
@@ -151,7 +152,8 @@ class StagePanels(Screen[None]):
         self.query_one(QueueInsides).show(snap.queue)
         self.show_code(snap)
         told = self.query_one(StepNarration)
-        told.show(snap.steps, snap.recent, ending(snap) if note is None else note)
+        told.show(snap.steps, snap.recent, ending(snap) if note is None else note,
+                  self.told_where(snap))  # fmt: skip
         self.query_one("#stage-status", Static).update(self.status_line())
         self.refresh_bindings()
 
@@ -178,6 +180,21 @@ class StagePanels(Screen[None]):
         colours = {name: task_colour(i) for i, name in enumerate(names)}
         frame = self.frame_of(snap)
         pane.show(source, cursors, colours, self.selected, self.code_note(source, cursors), frame)
+
+    def told_where(self, snap: StageSnapshot) -> str:
+        """The line of the stage's module the last step's story is about, with its code."""
+        if not snap.recent:
+            return ""
+        source, cursors = self.cursors(snap)
+        if source is None:
+            return ""
+        last = snap.recent[-1]
+        task = task_shown(last.task) if last.task else None
+        at = told_line(source, last.raw, task, cursors)
+        code = source.line(at.line) if at is not None else None
+        if at is None or code is None:
+            return ""
+        return f"line {at.line} of {source.name} ({at.function}): {code.strip()}"
 
     def frame_of(self, snap: StageSnapshot) -> tuple[str, tuple[tuple[str, str], ...]]:
         """What the pane shows under the code of the selected task: its locals (stage 2),

@@ -14,12 +14,13 @@ from crawlscope.engine.observe.text import printable
 class StepNarration(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple[int, tuple[Told, ...], str] | None = None
+        self._shown: tuple[int, tuple[Told, ...], str, str] | None = None
 
-    def show(self, steps: int, recent: Sequence[Told], note: str = "") -> None:
-        """`steps`: callbacks run so far; `recent`: the last few, newest last."""
+    def show(self, steps: int, recent: Sequence[Told], note: str = "", where: str = "") -> None:
+        """`steps`: callbacks run so far; `recent`: the last few, newest last; `where`:
+        the line of code the last one is about ("line 629 ...")."""
         # The steps told, not only their count: a replay may show another crawl's step 5.
-        key = (steps, tuple(recent), note)
+        key = (steps, tuple(recent), note, where)
         if key == self._shown:
             return
         self._shown = key
@@ -30,6 +31,8 @@ class StepNarration(Static):
             last = recent[-1]
             text.append(f"step {steps}: ", "bold")
             text.append(printable(last.sentence, 400) + "\n", "")
+            if where:
+                text.append("→ " + printable(where, 200) + "\n", "bold cyan")
             text.append(printable(last.raw, 200) + "\n\n", "dim italic")
             if len(recent) > 1:
                 text.append("before that\n", "bold")
