@@ -58,7 +58,9 @@ async def test_l_draws_a_lane_per_task_bright_where_it_ran(engine: str) -> None:
         names = {name[: LABEL - 1] for name in feed.names}  # type: ignore[attr-defined]
         assert set(labels) == names, labels
         # A step that ran: its cells in the bright colour, or a URL written on it.
-        bright = lane_style(RAN).color
-        assert bright not in {lane_style(state).color for state in ("waiting", "headers", "done")}
+        # (In the colours the terminal is sent: the app's theme makes ANSI ones truecolor.)
+        bright = view.styled(lane_style(RAN)).color
+        others = {view.styled(lane_style(state)).color for state in ("waiting", "headers", "done")}
+        assert bright is not None and bright not in others
         cells = [seg.style for row in rows[HEAD:] for seg in row if seg.style is not None]
         assert any(bright in (style.color, style.bgcolor) for style in cells), "no step ran"

@@ -222,3 +222,24 @@ async def test_f_saves_the_last_minute_and_the_status_line_names_it(
     replay.goto(len(replay.events))
     # The flight's last moment has the pages done by then.
     assert replay.accounting().done >= 10
+
+
+async def test_the_timelines_colours_are_what_the_apps_filters_would_make_them() -> None:
+    # The timeline makes its styles truecolor once (a frame skips that filter, which would
+    # cost a call a segment): put through the app's filters, its lines come out unchanged.
+    app = CrawlScopeApp(LiveCrawl(make_config=config(4), demo=DEMO))
+    async with app.run_test(size=(140, 40)) as pilot:
+        view = (await open_timeline(pilot, app, 10)).view
+        await until(pilot, lambda: len(view._rows) >= 5 + 4, "four lanes")
+        filters = app.get_line_filters()
+        assert view.filters_applied and set(view.filters_applied) <= set(filters)
+        rows = list(view._rows)
+        _, background = view.background_colors
+        coloured = 0
+        for strip in rows:
+            again = strip
+            for line_filter in filters:
+                again = again.apply_filter(line_filter, background)
+            assert list(again) == list(strip)
+            coloured += sum(1 for s in strip if s.style is not None and s.style.color is not None)
+        assert coloured > 4  # lanes in colour, not a test of blank lines

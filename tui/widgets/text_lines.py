@@ -134,8 +134,12 @@ def filtered(widget: Widget, strips: list[Strip]) -> list[Strip]:
     NO_COLOR), as Textual puts each line of `widget`."""
     # Both looked up once: each walks the widget's ancestors.
     _, background = widget.background_colors
+    # A widget may have made its styles as a filter would already (the timeline's colours,
+    # made truecolor once a style): that filter would change nothing, at a cost a segment.
+    applied = getattr(widget, "filters_applied", ())
     for line_filter in widget.get_line_filters():
-        strips = [strip.apply_filter(line_filter, background) for strip in strips]
+        if line_filter not in applied:
+            strips = [strip.apply_filter(line_filter, background) for strip in strips]
     return strips
 
 

@@ -15,13 +15,13 @@ import functools
 import math
 import time
 from collections.abc import Callable
-from itertools import groupby
 from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.filter import ANSIToTruecolor, LineFilter
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
@@ -86,6 +86,9 @@ def lane_style(state: str) -> Style:
 LANE_CHAR = {"waiting": "░", "stopped": " ", "cancelled": "x"}
 
 
+_LABEL_STYLES = {False: Style(reverse=False, bold=False), True: Style(reverse=True, bold=True)}
+
+
 @functools.cache
 def _on(state: str) -> Style:
     """A URL written on the state's colour."""
@@ -117,6 +120,12 @@ class TimelineView(Repaints):
         self.frame_seconds = 0.0  # what the last frame cost to build and write
         self.catch_up_seconds = 0.0  # what the last catch-up with the recorder cost
         self._lane_strips: dict[int, KeptStrip] = {}
+        # The app's ANSI-to-truecolor filter, applied here once a style rather than by the
+        # compositor once a segment and frame (a busy lane has 50): filters_applied says so.
+        self.filters_applied: tuple[LineFilter, ...] = ()
+        self._truecolor: ANSIToTruecolor | None = None
+        self._styles: dict[Style, Style] = {}
+        self._solids: dict[tuple[str, int], Segment] = {}  # cells of a state, by width
         self._rows: list[Strip] = []
         self._looks: tuple[object, ...] = ()
         self.ticks = 0  # times it looked for something new to draw
@@ -199,6 +208,20 @@ class TimelineView(Repaints):
             self.refresh()
         self.frame_seconds = time.perf_counter() - t0
 
+    def styled(self, style: Style) -> Style:
+        """`style` as the app's ANSI-to-truecolor filter makes it, worked out once."""
+        got = self._styles.get(style)
+        if got is None:
+            if not self.filters_applied and self._truecolor is None:
+                found = [f for f in self.app.get_line_filters() if isinstance(f, ANSIToTruecolor)]
+                if found:
+                    self._truecolor, self.filters_applied = found[0], (found[0],)
+            tc = self._truecolor
+            # The background only matters to a dim colour, which no style here has.
+            got = tc.truecolor_style(style, self.background_colors[1].rich_color) if tc else style
+            self._styles[style] = got
+        return got
+
     def _build(self) -> None:
         width = self.size.width
         n, k0, step = self.columns, self.first_column, self.step
@@ -232,7 +255,7 @@ class TimelineView(Repaints):
                 text += f"  |  {self.label(worker)} {state}"
                 if url:
                     text += f" {printable(url, 200)}"
-        return Strip([Segment(text[:width].ljust(width), Style(bold=True))])
+        return Strip([Segment(text[:width].ljust(width), self.styled(Style(bold=True)))])
 
     def _axis(self, n: int, t0: float) -> Strip:
         cells = [" "] * n
@@ -244,9 +267,10 @@ class TimelineView(Repaints):
                     cells[c + k] = ch
         cur = self.cursor_column
         segments = [Segment(" " * LABEL)]
-        segments.append(Segment("".join(cells[:cur]), Style(dim=True)))
-        segments.append(Segment("▼", Style(bold=True, color="white")))
-        segments.append(Segment("".join(cells[cur + 1 :]), Style(dim=True)))
+        dim = self.styled(Style(dim=True))
+        segments.append(Segment("".join(cells[:cur]), dim))
+        segments.append(Segment("▼", self.styled(Style(bold=True, color="white"))))
+        segments.append(Segment("".join(cells[cur + 1 :]), dim))
         return Strip(segments)
 
     def _strip(self, name: str, values: list[int] | list[float]) -> Strip:
@@ -254,8 +278,9 @@ class TimelineView(Repaints):
         cells = "".join(BLOCKS[min(round(v / top * 8), 8)] for v in values)
         label = f"{name[: LABEL - 1]:<{LABEL - 1}} "
         figure = f"{top:.0f}" if top >= 1 else f"{top:.2f}"
-        return Strip([Segment(label, Style(dim=True)), Segment(cells, Style(color="cyan")),
-                      Segment(f" max {figure}", Style(dim=True))])  # fmt: skip
+        dim = self.styled(Style(dim=True))
+        return Strip([Segment(label, dim), Segment(cells, self.styled(Style(color="cyan"))),
+                      Segment(f" max {figure}", dim)])  # fmt: skip
 
     def _lane(self, worker: int, picked: bool, n: int, k0: int, step: float) -> Strip:
         lane = self.timeline.lanes[worker]
@@ -280,27 +305,38 @@ class TimelineView(Repaints):
         t0 = k0 * step
         urls = False
         label = self.label(lane.worker)[: LABEL - 1].ljust(LABEL - 1) + " "
-        segments = [Segment(label, Style(reverse=picked, bold=picked))]
-        c = 0
+        segments = [Segment(label, self.styled(_LABEL_STYLES[picked]))]
+        solids = self._solids
         add = segments.append
-        for state, group in groupby(states):
-            run = c + len(tuple(group))
+        n = len(states)
+        # Where a run of one state ends: a pass in C over the columns, then one step of
+        # Python a run (a busy lane has some 50 runs in 150 columns, most of them short).
+        ends = [i for i in range(1, n) if states[i] != states[i - 1]]
+        ends.append(n)
+        c = 0
+        for run in ends:
+            state = states[c]
             if state is None:
                 add(Segment(" " * (run - c)))
             elif run - c < 12 and not c <= cur < run:
-                # Most runs, at a busy lane's pace: a few cells of one colour, no URL.
-                add(Segment(LANE_CHAR.get(state, "█") * (run - c), lane_style(state)))
+                # One Segment for each state and width, made once and drawn again and again.
+                solid = solids.get((state, run - c))
+                if solid is None:
+                    solid = solids[state, run - c] = Segment(
+                        LANE_CHAR.get(state, "█") * (run - c), self.styled(lane_style(state))
+                    )
+                add(solid)
             else:
                 segments.extend(self._run(lane, state, c, run, t0, step, cur))
                 urls = True
             c = run
-        return Strip(segments), urls
+        return Strip(segments, LABEL + n), urls
 
     def _run(
         self, lane: Lane, state: str, a: int, b: int, t0: float, step: float, cur: int
     ) -> list[Segment]:
         """Columns a..b of one state: solid cells, the URL written on them if it fits."""
-        style = lane_style(state)
+        style = self.styled(lane_style(state))
         width = b - a
         if width >= 12 and state not in LANE_CHAR:
             held = lane.state_at(t0 + (a + 0.5) * step)
@@ -308,7 +344,7 @@ class TimelineView(Repaints):
             if url:
                 path = printable(url.split("//", 1)[-1], width)
                 text = (path + " " * width)[:width]
-                style = _on(state)
+                style = self.styled(_on(state))
             else:
                 text = "█" * width
         else:
@@ -318,7 +354,7 @@ class TimelineView(Repaints):
         k = cur - a  # the cursor's column, marked
         out = [
             Segment(text[:k], style),
-            Segment(text[k], style + Style(reverse=True)),
+            Segment(text[k], self.styled(style + Style(reverse=True))),
             Segment(text[k + 1 :], style),
         ]
         return [s for s in out if s.text]
