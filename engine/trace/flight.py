@@ -81,8 +81,8 @@ class FlightRing:
         self.seconds = seconds
         self.max_bytes = max_bytes
         self.start: dict[str, Any] = {}  # the recording's start line (config, wall clock)
-        self._open: list[Item] = []  # the chunk being filled
-        self._chunks: deque[list[Item]] = deque([self._open])
+        self.filled: list[Item] = []  # the chunk being filled
+        self._chunks: deque[list[Item]] = deque([self.filled])
         self._chunk_bytes: deque[int] = deque()  # each whole chunk's bytes
         # And what it does to the state, if `summarize`: a screen that rewinds sets it, so
         # that opening a rewind passes over whole chunks in a few dict updates each (some
@@ -100,28 +100,28 @@ class FlightRing:
 
     def add(self, item: Item, size: int) -> None:
         """Keep `item` (events.py), which holds about `size` bytes."""
-        chunk = self._open
+        chunk = self.filled
         chunk.append(item)
         self.bytes += size
         if len(chunk) >= CHUNK:
-            self._close_chunk(item[1])
+            self.close_chunk(item[1])
 
-    def _close_chunk(self, now: float) -> None:
-        summary = summarize(self._open) if self.summarize else None
+    def close_chunk(self, now: float) -> None:
+        summary = summarize(self.filled) if self.summarize else None
         self._summaries.append(summary)
         if summary is not None:
             self.bytes += summary.size()
         self._chunk_bytes.append(self.bytes - self._closed_bytes)
         self._closed_bytes = self.bytes
-        self._open = []
-        self._chunks.append(self._open)
+        self.filled = []
+        self._chunks.append(self.filled)
         self._closed += CHUNK
         self._trim(now)
 
     @property
     def added(self) -> int:
         """Items ever added: `added - dropped` are kept."""
-        return self._closed + len(self._open)
+        return self._closed + len(self.filled)
 
     def _trim(self, now: float) -> None:
         """Let go of the oldest whole chunks while over a bound (the newest stays)."""
