@@ -708,6 +708,7 @@ class Crawler:
             crawl_delay=crawl_delay_note(self),
             loop_lag_p50=lag_p50,
             loop_lag_p99=lag_p99,
+            verdict=self.health.diagnosis.verdict.line,
             holds=holds,
             warnings=tuple(self.health.warnings),
             warning_count=self.health.warning_count,

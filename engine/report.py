@@ -162,6 +162,8 @@ def write_report(
             print(f"  {line}", file=out)
     for line in warning_lines(crawl):
         print(line, file=out)
+    for line in verdict_lines(crawl):
+        print(line, file=out)
     if flight is not None:
         for line in flight_report_lines(flight):
             print(line, file=out)
@@ -210,6 +212,23 @@ def warning_lines(crawl: Crawl) -> list[str]:
     lines += [
         f"  {lint.t:8.3f}s {lint.kind.value}: {printable(lint.text, 500)}" for lint in warnings
     ]
+    return lines
+
+
+def verdict_lines(crawl: Crawl) -> list[str]:
+    """The report's "What limited it": each verdict the crawl said (engine/observe/verdict.py),
+    from when, and for how long, to the crawl's end."""
+    health = getattr(crawl, "health", None)  # the asyncio engine's
+    diagnosis = getattr(health, "diagnosis", None)
+    said = list(getattr(diagnosis, "history", ()))
+    if not said:
+        return []
+    end = float(getattr(crawl, "elapsed", 0.0))
+    lines = ["What limited it:"]
+    for verdict, after in zip(said, [*said[1:], None], strict=True):
+        until = after.since if after is not None else max(end, verdict.since)
+        lines.append(f"  {verdict.since:7.1f}s for {until - verdict.since:5.1f}s  "
+                     f"{printable(verdict.line, 300)}")  # fmt: skip
     return lines
 
 

@@ -67,7 +67,7 @@ def snapshot_plain(text: Callable[[str], str] = hostile) -> dict[str, Any]:
     snap = Snapshot(
         t=1.0, elapsed=5.0, phase=Phase.RUNNING, workers=workers, live_workers=3,
         accounting=Accounting(10, 2, 1, 1, 3, 3, 0), unfinished=6, redirect_version=1,
-        paused_all=False, slowmo=0.0, crawl_delay=text("crawl_delay"),
+        paused_all=False, slowmo=0.0, crawl_delay=text("crawl_delay"), verdict=text("verdict"),
     )  # fmt: skip
     return snapshot_to_plain(snap)
 

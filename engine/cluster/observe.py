@@ -718,4 +718,18 @@ def _merged_timing(snaps: list[tuple[int, Snapshot]], elapsed: float) -> dict[st
         "holds": tuple(holds[:MAX_HOLDS]),
         "warnings": tuple(warnings[-MAX_WARNINGS:]),
         "warning_count": sum(s.warning_count for _, s in snaps),
+        "verdict": _merged_verdict(snaps),
     }
+
+
+def _merged_verdict(snaps: list[tuple[int, Snapshot]]) -> str:
+    """Each process's verdict as one line: the line itself when all say the same cause,
+    else each process's cause by its number."""
+    said = [(number, s.verdict) for number, s in snaps if s.verdict]
+    if not said:
+        return ""
+    causes = {line.split(":", 1)[0] for _, line in said}
+    if len(causes) == 1:
+        first = said[0][1]
+        return first if len(said) == 1 else f"every process {first}"
+    return "processes differ: " + ", ".join(f"#{n} {line.split(':', 1)[0]}" for n, line in said)

@@ -183,6 +183,8 @@ class Snapshot:
     # ran, median and 99th percentile, in seconds; the steps that held the loop longest.
     loop_lag_p50: float = 0.0
     loop_lag_p99: float = 0.0
+    # What limits the crawl now, in one line (engine/observe/verdict.py; "": not yet said).
+    verdict: str = ""
     holds: tuple[Hold, ...] = ()
     # The latest warnings (lints), oldest first, at most MAX_WARNINGS; and how many so far.
     warnings: tuple[Lint, ...] = ()

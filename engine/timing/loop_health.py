@@ -31,6 +31,7 @@ from ..lints.hosts import host_lints, idle_workers
 from ..lints.lint import Lint, LintKind
 from ..observe.snapshot import MAX_WARNINGS, Phase
 from ..observe.text import printable
+from ..observe.verdict import Diagnosis, reading_of
 from ..observe.workers import BUSY, Worker, WorkerState
 from ..urls import origin_of
 from . import per_worker as timing
@@ -91,6 +92,11 @@ class LoopHealth:
         self._still_since = 0.0
         self._stall_told = False
         self._host_told: set[tuple[LintKind, str]] = set()  # host lints now holding
+        # What limits the crawl (engine/observe/verdict.py), fed at each check: the clocks
+        # it reads the process's share of a core from, and a loop-blocked warning since.
+        self.diagnosis = Diagnosis()
+        self._clocks = (time.monotonic(), time.process_time())
+        self._blocked = ""
 
     # ---- the probe ------------------------------------------------------------------
 
@@ -134,6 +140,8 @@ class LoopHealth:
     # ---- the lints --------------------------------------------------------------------
 
     def tell(self, lint: Lint) -> None:
+        if lint.kind is LintKind.LOOP_BLOCKED:
+            self._blocked = lint.text
         self.warnings.append(lint)
         self.warning_count += 1
         if self.lint_listeners:
@@ -216,6 +224,18 @@ class LoopHealth:
             )
             self.tell(Lint(LintKind.JOIN_STALLED, c.elapsed, text))
 
+    def _diagnose(self, snap: Snapshot) -> None:
+        """One reading for the verdict: the snapshot's counts, the process's share of a
+        core since the last check, and a loop-blocked warning raised since."""
+        wall, cpu = time.monotonic(), time.process_time()
+        was_wall, was_cpu = self._clocks
+        self._clocks = (wall, cpu)
+        share = (cpu - was_cpu) / (wall - was_wall) if wall > was_wall else 0.0
+        lags = sorted(lag for t, lag in self._lags if t >= was_wall)
+        lag = lags[len(lags) // 2] if lags else 0.0
+        self.diagnosis.feed(reading_of(snap, share, lag, self._blocked), snap.hosts)
+        self._blocked = ""
+
     def _check_hosts(self) -> None:
         """The host lints (engine/lints/hosts.py) of the crawl now, each told once while
         it holds: told again only after a check found it gone."""
@@ -223,6 +243,7 @@ class LoopHealth:
         if c.phase is not Phase.RUNNING:
             return
         snap = c.snapshot((), rows=False)  # the counts and the host rows; no worker views
+        self._diagnose(snap)
         found = host_lints(snap.hosts, idle_workers(snap), snap.live_workers, snap.elapsed)
         now = {(lint.kind, lint.host) for lint in found}
         for lint in found:

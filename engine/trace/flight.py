@@ -299,7 +299,8 @@ def prelude(state: CrawlState, t: float) -> list[dict[str, Any]]:
     for lint in state.warnings:
         out.append({"t": t, "kind": "lint", "lint": asdict(lint)})
     out.append({"t": t, "kind": "health", "lag_p50": state.lag[0], "lag_p99": state.lag[1],
-                "holds": [asdict(hold) for hold in state.holds]})  # fmt: skip
+                "holds": [asdict(hold) for hold in state.holds],
+                "verdict": state.verdict})  # fmt: skip
     return out
 
 

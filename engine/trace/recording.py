@@ -203,7 +203,8 @@ class Recorder:
         """Loop health, once a second: a replay shows the figures of the moment it shows."""
         p50, p99, holds = self.crawler.health.figures()
         self._write({"t": self._now(), "kind": "health", "lag_p50": p50, "lag_p99": p99,
-                     "holds": [dataclasses.asdict(hold) for hold in holds]})  # fmt: skip
+                     "holds": [dataclasses.asdict(hold) for hold in holds],
+                     "verdict": self.crawler.health.diagnosis.verdict.line})  # fmt: skip
 
     def close(self) -> None:
         """Write the end line and close; raises OutputError if a failure is still untold."""

@@ -74,6 +74,7 @@ class CrawlState:
     warning_count: int = 0
     lag: tuple[float, float] = (0.0, 0.0)  # loop lag p50, p99 at the last health event
     holds: tuple[Hold, ...] = ()
+    verdict: str = ""  # the last health event's (engine/observe/verdict.py)
     # The live workers by state and those asked to stop, kept as events apply: a frame
     # reads them rather than count every worker (a snapshot builds the rows shown only).
     states: dict[WorkerState, int] = field(default_factory=lambda: dict.fromkeys(WorkerState, 0))
@@ -105,6 +106,7 @@ class CrawlState:
             self.warning_count,
             self.lag,
             self.holds,
+            self.verdict,
             dict(self.states),
             self.retiring,
             self.hosts,  # a tuple of frozen rows: shared, never changed
@@ -322,6 +324,7 @@ class ReplayedCrawl:
             paused_all=self.phase is Phase.PAUSED,
             loop_lag_p50=self._state.lag[0],
             loop_lag_p99=self._state.lag[1],
+            verdict=self._state.verdict,
             holds=self._state.holds,
             warnings=tuple(self._state.warnings),
             warning_count=self._state.warning_count,
@@ -401,6 +404,7 @@ def apply_event(s: CrawlState, event: dict[str, Any]) -> None:
     elif kind == "health":
         s.lag = (float(event["lag_p50"]), float(event["lag_p99"]))
         s.holds = decode(tuple[Hold, ...], event["holds"], "holds")
+        s.verdict = str(event.get("verdict", ""))
     s.counts = {k: event[k] for k in _COUNTS if k in event} or s.counts
     if s.ended_at is None and s.counts.get("phase") in _ENDED:
         s.ended_at = float(event["t"])

@@ -125,10 +125,16 @@ def _check_lint(event: dict[str, Any]) -> None:
 MAX_HOLDS = 20
 
 
+MAX_VERDICT = 400  # a verdict's line is some 100 characters, a host's name in it at most 80
+
+
 def _check_health(event: dict[str, Any]) -> None:
     for key in ("lag_p50", "lag_p99"):
         if not _is_duration(event.get(key)):
             raise BadEvent(f"'{key}' is not a duration: {_show(event.get(key))}")
+    verdict = event.get("verdict", "")
+    if not isinstance(verdict, str) or len(verdict) > MAX_VERDICT:
+        raise BadEvent(f"'verdict' is not a line of at most {MAX_VERDICT} characters")
     holds = event.get("holds")
     if not isinstance(holds, list) or len(holds) > MAX_HOLDS:
         raise BadEvent(f"'holds' is not a list of at most {MAX_HOLDS}")

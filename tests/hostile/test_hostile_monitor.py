@@ -15,7 +15,7 @@ from crawlscope.engine.remote.client import Link, RemoteCrawl
 from crawlscope.tui.waiting import wait_until
 
 # Fields drawn on a 200x50 live screen, each escaped where it was read.
-DRAWN = ("url", "suspended_at", "crawl_delay", "rec_url", "chain_a", "chain_b", "viewer")
+DRAWN = ("url", "suspended_at", "crawl_delay", "rec_url", "chain_a", "chain_b", "viewer", "verdict")
 
 
 async def test_a_hostile_monitors_text_reaches_the_terminal_escaped() -> None:

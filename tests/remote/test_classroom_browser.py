@@ -182,10 +182,11 @@ async def test_a_page_opened_after_ten_steps_shows_step_ten(browser_path: str) -
             await same_screen([lecturer, late])
             # The code at the lecturer's 120 columns: folded, and the status line says
             # how to show it; the lecturer's c shows it on every page.
-            assert "stage_callbacks.py" not in await screen(late)
+            pane = "stage_callbacks.py · the chapter"  # the code pane's title
+            assert pane not in await screen(late)
             await shows(late, "c: code")
             await lecturer.keyboard.press("c")
-            await shows(late, "stage_callbacks.py")
+            await shows(late, pane)
             await shows(late, "▶ ")
             await same_screen([lecturer, late])
 

@@ -115,6 +115,10 @@ async def test_a_replay_shows_each_workers_timing_as_of_that_moment(
          "a bad hold: holds\\[0\\]"),
         ({"kind": "health", "lag_p50": 0, "lag_p99": 0, "holds": [{}] * 21},
          "'holds' is not a list of at most 20"),
+        ({"kind": "health", "lag_p50": 0, "lag_p99": 0, "holds": [], "verdict": ["cpu"]},
+         "'verdict' is not a line of at most 400 characters"),
+        ({"kind": "health", "lag_p50": 0, "lag_p99": 0, "holds": [], "verdict": "x" * 401},
+         "'verdict' is not a line of at most 400 characters"),
     ],
 )  # fmt: skip
 async def test_a_bad_timing_line_is_refused_by_its_number(

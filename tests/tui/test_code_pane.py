@@ -58,7 +58,12 @@ async def test_stage_3_shows_the_code_from_the_start_where_it_fits() -> None:
         await until(pilot, lambda: len(crawler.ledger.done) >= 2, "2 pages")
         pane = app.panels.query_one(CodePane)
         await until(pilot, lambda: pane.display and drawn(pane), "the pane, unasked")
-        assert 'the chapter\'s "Coordinating Coroutines"' in str(pane.border_title)
+        # Titled by the module the highlighted worker waits in (the chapter's words for
+        # its crawler); a worker at its host's gate waits in politeness.py.
+        title = str(pane.border_title)
+        assert title.startswith("engine/")
+        if title.startswith("engine/crawler.py"):
+            assert 'the chapter\'s "Coordinating Coroutines"' in title
         assert_cursors_match(pane, pane.drawn_from)
         await pilot.resize_terminal(120, 40)
         await until(pilot, lambda: not pane.display, "folded away when narrow")

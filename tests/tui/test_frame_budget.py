@@ -228,6 +228,7 @@ async def test_the_panels_widgets_are_all_painted_by_the_frame() -> None:
             "RecentFetches",
             "RedirectTree",
             "HistoryLine",
+            "VerdictLine",
         }
 
 

@@ -27,10 +27,7 @@ from crawlscope.engine.urls import origin_of
 from ..frame_budget import FRAMES_PER_SECOND, FrameBudget, FrameKind, next_slot
 from ..history import History
 from ..keys import Key, screen_actions
-from ..textual_private import (
-    TimedScreen,
-    report_error,
-)
+from ..textual_private import TimedScreen, report_error
 from ..widgets.code_pane import CodePane
 from ..widgets.held import Held, Repaints
 from ..widgets.help_screen import HelpScreen
@@ -39,6 +36,7 @@ from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.redirect_tree import RedirectTree
 from ..widgets.status_line import StatusLine, StatusView
+from ..widgets.verdict_line import VerdictLine
 from ..widgets.warnings_screen import WarningsScreen
 from ..widgets.worker_detail_screen import WorkerDetailScreen
 from ..widgets.workers_table import WorkersTable
@@ -123,6 +121,7 @@ class PanelsScreen(TimedScreen, TimeViews, CodeViews):
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
+        yield VerdictLine(id="verdict")
         with Backdrop(id="panels"):
             workers = WorkersTable(id="workers")
             workers.border_title = "workers"
@@ -148,6 +147,7 @@ class PanelsScreen(TimedScreen, TimeViews, CodeViews):
         # Looked up once: a frame must not search the DOM, and the timer may fire once
         # more while the screen is being taken down.
         self._status = self.query_one(StatusLine)
+        self._verdict = self.query_one(VerdictLine)
         self._table = self.query_one(WorkersTable)
         self._queue = self.query_one(QueuePanel)
         self._recent = self.query_one(RecentFetches)
@@ -384,6 +384,7 @@ class PanelsScreen(TimedScreen, TimeViews, CodeViews):
             self._history_shown = False
 
     def _show_status(self, snap: Snapshot) -> None:
+        self._verdict.show("" if self.reproducible else snap.verdict)  # a wall-clock figure
         a = snap.accounting
         self._status.show(
             StatusView(
