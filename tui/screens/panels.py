@@ -44,6 +44,7 @@ from .code_view import CodeViews
 from .direct_paint import DirectPaint
 from .hosts import HostsScreen
 from .time_views import TimeViews
+from .worker_filter import WorkerFilter
 
 # A crawl waits at most this long for the screen to take its running shape (settle).
 SETTLE_LIMIT = 0.5
@@ -60,7 +61,7 @@ class Backdrop(Container):
     BLANK = True
 
 
-class PanelsScreen(TimedScreen, TimeViews, CodeViews):
+class PanelsScreen(TimedScreen, TimeViews, CodeViews, WorkerFilter):
     """Draws an ObservedCrawl. Subclasses add the keys: steering a live crawl, or
     moving through a recording."""
 
@@ -317,11 +318,11 @@ class PanelsScreen(TimedScreen, TimeViews, CodeViews):
         if rows and last is not None:
             # The rows on screen, from their views alone; the other panels keep their
             # pace. A change of phase makes this a full frame, as for a pulse.
-            snap = source.snapshot(self._table.wanted_ids())
+            snap = source.snapshot(self.rows_wanted(self._table.wanted_ids()))
             if snap.phase is last.phase and snap.phase not in OVER:
                 self.snap = snap
                 self._feed_history(snap)
-                self._table.show(snap.workers, snap.elapsed, snap.worker_ids)
+                self.show_rows(self._table, snap)
                 self._fit_workers(self._table.rows_to_fit)
                 self._status.show_states(snap.state_counts())
                 self._show_status(snap)
@@ -331,13 +332,14 @@ class PanelsScreen(TimedScreen, TimeViews, CodeViews):
         # "Suspended at" costs a walk of each task; only a frame that redraws the table
         # shows it.
         over = last is not None and last.phase in OVER
-        snap = self.snap = source.snapshot(self._table.wanted_ids() if table or over else ())
+        wanted = self.rows_wanted(self._table.wanted_ids()) if table or over else set()
+        snap = self.snap = source.snapshot(wanted)
         a = snap.accounting
         finished = a.done + a.failed
         over = snap.phase in OVER
         self._feed_history(snap)
         if table or over:
-            self._table.show(snap.workers, snap.elapsed, snap.worker_ids)
+            self.show_rows(self._table, snap)
             self._fit_workers(self._table.rows_to_fit)
             # Of the instant the rows just drawn were taken at, so the two agree.
             self._status.show_states(snap.state_counts())
