@@ -358,7 +358,7 @@ class Crawler:
             await self._step(w, WorkerState.ROBOTS)
             rules = await self.robots.rules(origin)
         if not rules.allows(url):
-            self._drop(w, url, rules.refusal)
+            self._drop(w, url, rules.refusal_of(url))
             return None
         return self.robots.crawl_delay(origin)  # capped, and recorded
 

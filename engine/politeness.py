@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import aiohttp
 from protego import Protego
@@ -29,6 +31,7 @@ class RobotsRules:
     parser: Protego | None
     disallow_all: bool = False
     note: str = ""  # why, when it is not a parsed file: "404", "unreachable: ..."
+    text: str = ""  # the file as parsed: what a refusal's rule is read from
 
     def allows(self, url: str) -> bool:
         if self.disallow_all:
@@ -41,6 +44,12 @@ class RobotsRules:
         if not self.disallow_all:
             return "disallowed by robots.txt"
         return f"robots.txt {self.note}: all disallowed (RFC 9309)"
+
+    def refusal_of(self, url: str) -> str:
+        """`refusal`, naming the rule that refused `url` when the file has one that
+        matches ("disallowed by robots.txt (Disallow: /private/)")."""
+        rule = refusing_rule(self.text, url) if self.text and not self.disallow_all else None
+        return f"{self.refusal} ({rule})" if rule else self.refusal
 
     @property
     def crawl_delay(self) -> float:
@@ -68,7 +77,48 @@ def parse_robots(body: bytes) -> RobotsRules:
     """The rules of a robots.txt that answered 2xx (the whole body, as read)."""
     cut = len(body) > ROBOTS_MAX_BYTES
     note = f"parsed its first {ROBOTS_MAX_BYTES // 1024} KiB" if cut else "parsed"
-    return RobotsRules(Protego.parse(robots_text(body)), note=note)
+    text = robots_text(body)
+    return RobotsRules(Protego.parse(text), note=note, text=text)
+
+
+def refusing_rule(text: str, url: str) -> str | None:
+    """The Disallow line of robots.txt `text` that refuses `url`, as RFC 9309 picks it:
+    of the group for every agent ("*"), the longest matching rule, an Allow winning a tie;
+    None when none refuses it. For the reason alone: whether `url` is fetched is Protego's
+    to say."""
+    parts = urlsplit(url)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    rules: list[tuple[str, str]] = []
+    agents: list[str] = []
+    grouping = False  # reading a group's user-agent lines
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        field, colon, value = line.partition(":")
+        if not colon:
+            continue
+        field, value = field.strip().lower(), value.strip()
+        if field == "user-agent":
+            if not grouping:
+                agents = []
+            agents.append(value.lower())
+            grouping = True
+        elif field in ("allow", "disallow"):
+            grouping = False
+            if "*" in agents and value:
+                rules.append((field, value))
+    best: tuple[int, bool, str] | None = None
+    for field, value in rules:
+        if _matches(value, path):
+            key = (len(value), field == "allow", f"{field.capitalize()}: {value}")
+            if best is None or key[:2] > best[:2]:
+                best = key
+    return best[2] if best is not None and not best[1] else None
+
+
+def _matches(pattern: str, path: str) -> bool:
+    """RFC 9309's path match: a prefix, "*" any characters, "$" the end."""
+    regex = "".join(".*" if ch == "*" else "$" if ch == "$" else re.escape(ch) for ch in pattern)
+    return re.match(regex, path) is not None
 
 
 async def read_robots_body(content: aiohttp.StreamReader) -> bytes:

@@ -15,7 +15,7 @@ from importlib import metadata
 
 from crawlscope.engine.sites.demo_config import DemoConfig
 
-from . import attach, completion, crawl, demo, export, lecture, replay, serve, tui
+from . import attach, completion, crawl, demo, export, lecture, replay, serve, tui, why
 from .common import EXIT_CLOSED_PIPE, fail, has_terminal, run
 from .crawl_plan import add_plan_options
 from .options import (
@@ -41,6 +41,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "attach": attach.main,
     "serve": serve.main,
     "export": export.main,
+    "why": why.main,
 }
 
 
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"crawlscope {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (tui, lecture, crawl, replay, export, demo, attach, serve, completion):
+    for command in (tui, lecture, crawl, replay, export, why, demo, attach, serve, completion):
         command.add_parser(sub)
     for command_parser in subcommands(parser).values():
         add_config_option(command_parser)

@@ -83,6 +83,8 @@ class Recorder:
         self._read_counts = crawler.counts
         crawler.state_listeners.append(self.on_state)
         crawler.ledger.record_listeners.append(self.on_record)
+        crawler.ledger.unfetched_listeners.append(self.on_unfetched)
+        crawler.ledger.filtered_listeners.append(self.on_filtered)
         crawler.health.lint_listeners.append(self.on_lint)
         crawler.health.check_listeners.append(self.on_check)
 
@@ -195,6 +197,20 @@ class Recorder:
         self._keep((FETCH, t, record, extra, self._counts()), FETCH_BYTES + len(record.url))
         self._note_hosts(t)
 
+    def on_unfetched(self, left: tuple[str, int, int, str | None]) -> None:
+        """A URL left unfetched by --max-depth or --max-pages: what `crawlscope why` says."""
+        url, _max_redirect, depth, referrer = left
+        max_depth = self.crawler.config.max_depth
+        why = "max-depth" if max_depth and depth > max_depth else "max-pages"
+        self._write({"t": self._now(), "kind": "unfetched", "url": url, "depth": depth,
+                     "referrer": referrer, "why": why})  # fmt: skip
+
+    def on_filtered(self, record: FetchRecord) -> None:
+        """A URL the rules leave alone (scope, --exclude, robots.txt), with the reason."""
+        self._write({"t": self._now(), "kind": "filtered", "url": record.url,
+                     "reason": record.filtered, "depth": record.depth,
+                     "referrer": record.referrer})  # fmt: skip
+
     def on_lint(self, lint: Lint) -> None:
         """A warning, at the moment it was raised: a replay shows it from then on."""
         self._write({"t": self._now(), "kind": "lint", "lint": dataclasses.asdict(lint)})
@@ -216,6 +232,10 @@ class Recorder:
             self.crawler.state_listeners.remove(self.on_state)
         if self.on_record in self.crawler.ledger.record_listeners:
             self.crawler.ledger.record_listeners.remove(self.on_record)
+        if self.on_unfetched in self.crawler.ledger.unfetched_listeners:
+            self.crawler.ledger.unfetched_listeners.remove(self.on_unfetched)
+        if self.on_filtered in self.crawler.ledger.filtered_listeners:
+            self.crawler.ledger.filtered_listeners.remove(self.on_filtered)
         for listeners, listener in (
             (self.crawler.health.lint_listeners, self.on_lint),
             (self.crawler.health.check_listeners, self.on_check),

@@ -36,6 +36,7 @@ def test_an_unknown_option_is_one_line_for_every_command(command: str) -> None:
         "crawl": ["http://127.0.0.1:9/"],
         "replay": ["x.jsonl"],
         "export": ["x.jsonl", "--trace", "x.json"],
+        "why": ["http://h/", "x.jsonl"],
         "attach": ["ws://127.0.0.1:9/"],
         "completion": ["bash"],
     }.get(command, [])

@@ -16,6 +16,7 @@ KNOWN = {
     "lecture": "--headless",
     "replay": "FILE",
     "export": "--trace OUT",
+    "why": "URL",
     "demo-site": "--port",
     "attach": "--read-only",
     "serve": "--max-viewers N",

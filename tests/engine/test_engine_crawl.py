@@ -117,7 +117,7 @@ async def test_external_and_non_http_links_are_not_fetched(demo: DemoServer) -> 
     assert hosts == {urlsplit(demo.url).netloc}
     assert crawler.ledger.filtered == {
         "http://example.invalid/": "out of scope",
-        demo.url + "private/secret": "disallowed by robots.txt",
+        demo.url + "private/secret": "disallowed by robots.txt (Disallow: /private/)",
     }
     assert not any(url.startswith("mailto:") for url in crawler.ledger.seen_urls)
 

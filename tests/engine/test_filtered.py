@@ -17,7 +17,7 @@ from crawlscope.engine.report import FILTERED_SHOWN, filtered_lines, write_repor
 from helpers import Handler, demo_site_process, html, run_cli
 
 Serve = Callable[[dict[str, Handler]], Awaitable[str]]
-ROBOTS_REASON = "disallowed by robots.txt"
+ROBOTS_REASON = "disallowed by robots.txt (Disallow: /private/)"  # the rule named
 
 
 @pytest.fixture(scope="module")

@@ -53,7 +53,9 @@ async def test_robots_rules_are_obeyed(serve: Serve) -> None:
     root = await serve(site(robots(200, "User-agent: *\nDisallow: /private/\n")))
     crawler = await run_crawl(root)
     assert set(crawler.ledger.done) == {root, root + "a", root + "c"}
-    assert crawler.ledger.filtered == {root + "private/b": "disallowed by robots.txt"}
+    assert crawler.ledger.filtered == {
+        root + "private/b": "disallowed by robots.txt (Disallow: /private/)"
+    }
     assert_accounted(crawler)
 
 
@@ -226,7 +228,9 @@ async def test_a_robots_txt_sent_in_pieces_is_obeyed_to_its_last_line(name: str)
     assert robots.endswith(b"Disallow: /secret\n")
     assert len(case.pieces) > 1 and all(pause > 0 for pause, _ in case.pieces[1:])
     assert app[ORIGIN_REQUESTS]["/secret"] == 0
-    assert crawler.ledger.filtered == {root + "secret": "disallowed by robots.txt"}
+    assert crawler.ledger.filtered == {
+        root + "secret": "disallowed by robots.txt (Disallow: /secret)"
+    }
     assert set(crawler.ledger.done) == {root, root + "open"}
     assert_accounted(crawler)
 
@@ -273,7 +277,9 @@ async def test_past_500_kib_rules_are_ignored_and_a_line_the_limit_cuts_is_dropp
     routes.update({p: html(p) for p in ("/early", "/private/", "/late")})
     root = await serve(routes)
     crawler = await run_crawl(root)
-    assert crawler.ledger.filtered == {root + "early": "disallowed by robots.txt"}
+    assert crawler.ledger.filtered == {
+        root + "early": "disallowed by robots.txt (Disallow: /early)"
+    }
     assert set(crawler.ledger.done) == {root, root + "private/", root + "late"}
 
 
@@ -416,3 +422,20 @@ def test_a_bad_max_crawl_delay_is_refused_in_one_line(bad: str) -> None:
         crawl_args("--max-crawl-delay", bad)
     with pytest.raises(ConfigError, match="max_crawl_delay must be 0 or more"):
         CrawlConfig(roots=("http://h/",), max_crawl_delay=float("nan"))
+
+
+def test_the_rule_that_refused_a_url_is_the_longest_that_matches() -> None:
+    from crawlscope.engine.politeness import refusing_rule
+
+    text = (
+        "User-agent: otherbot\nDisallow: /\n\n"
+        "User-agent: *\nDisallow: /private/\nAllow: /private/open\nDisallow: /*.pdf$\n"
+        "Disallow: /private/deeper/\n"
+    )
+    base = "http://h/"
+    assert refusing_rule(text, base + "private/x") == "Disallow: /private/"
+    assert refusing_rule(text, base + "private/deeper/x") == "Disallow: /private/deeper/"
+    assert refusing_rule(text, base + "private/open") is None  # an Allow, longer
+    assert refusing_rule(text, base + "files/a.pdf") == "Disallow: /*.pdf$"
+    assert refusing_rule(text, base + "files/a.pdf?x=1") is None  # "$": the end
+    assert refusing_rule(text, base + "public") is None  # otherbot's group is not ours

@@ -119,6 +119,14 @@ async def test_a_replay_shows_each_workers_timing_as_of_that_moment(
          "'verdict' is not a line of at most 400 characters"),
         ({"kind": "health", "lag_p50": 0, "lag_p99": 0, "holds": [], "verdict": "x" * 401},
          "'verdict' is not a line of at most 400 characters"),
+        ({"kind": "unfetched", "url": "http://h/", "depth": 3, "referrer": None, "why": "x"},
+         "an unfetched line's 'why' is unknown"),
+        ({"kind": "unfetched", "url": ["http://h/"], "depth": 3, "why": "max-depth"},
+         "an unfetched line's 'url' is not a URL"),
+        ({"kind": "filtered", "url": "http://h/", "depth": -1, "reason": "out of scope"},
+         "a filtered line's 'depth' is not a count"),
+        ({"kind": "filtered", "url": "http://h/", "depth": 1, "reason": {"x": 1}},
+         "a filtered line's 'reason' is not a line of text"),
     ],
 )  # fmt: skip
 async def test_a_bad_timing_line_is_refused_by_its_number(
