@@ -244,30 +244,29 @@ def _check_hosts(event: dict[str, Any]) -> None:
     host_rows(event)
 
 
-def _check_unfetched(event: dict[str, Any]) -> None:
+MAX_URL_TEXT = 10_000  # a record's URL is cut well before (records.py)
+
+
+def _check_left(event: dict[str, Any], what: str) -> None:
+    """A URL's line that no record has: its url, depth and referrer."""
     url, referrer, depth = event.get("url"), event.get("referrer"), event.get("depth")
     if not isinstance(url, str) or len(url) > MAX_URL_TEXT:
-        raise BadEvent("an unfetched line's 'url' is not a URL")
+        raise BadEvent(f"{what} line's 'url' is not a URL")
     if referrer is not None and (not isinstance(referrer, str) or len(referrer) > MAX_URL_TEXT):
-        raise BadEvent("an unfetched line's 'referrer' is not a URL")
+        raise BadEvent(f"{what} line's 'referrer' is not a URL")
     if not _is_count(depth):
-        raise BadEvent(f"an unfetched line's 'depth' is not a count: {_show(depth)}")
+        raise BadEvent(f"{what} line's 'depth' is not a count: {_show(depth)}")
+
+
+def _check_unfetched(event: dict[str, Any]) -> None:
+    _check_left(event, "an unfetched")
     if event.get("why") not in ("max-depth", "max-pages"):
         raise BadEvent(f"an unfetched line's 'why' is unknown: {_show(event.get('why'))}")
 
 
-MAX_URL_TEXT = 10_000  # a record's URL is cut well before (records.py)
-
-
 def _check_filtered(event: dict[str, Any]) -> None:
-    url, referrer, depth = event.get("url"), event.get("referrer"), event.get("depth")
+    _check_left(event, "a filtered")
     reason = event.get("reason")
-    if not isinstance(url, str) or len(url) > MAX_URL_TEXT:
-        raise BadEvent("a filtered line's 'url' is not a URL")
-    if referrer is not None and (not isinstance(referrer, str) or len(referrer) > MAX_URL_TEXT):
-        raise BadEvent("a filtered line's 'referrer' is not a URL")
-    if not _is_count(depth):
-        raise BadEvent(f"a filtered line's 'depth' is not a count: {_show(depth)}")
     if not isinstance(reason, str) or len(reason) > MAX_URL_TEXT:
         raise BadEvent("a filtered line's 'reason' is not a line of text")
 
