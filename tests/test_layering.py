@@ -87,6 +87,7 @@ CONTRACT = {
     "crawlscope.engine.trace.flight_saver",
     "crawlscope.engine.observe.timeline",
     "crawlscope.engine.observe.waterfall",
+    "crawlscope.engine.trace.why",  # a URL's fate, read from the recorded past's events
 }
 TUI = Path(crawlscope.tui.__file__).parent
 DRAWING = sorted([*(TUI / "widgets").glob("*.py"), *(TUI / "screens").glob("*.py")])

@@ -28,6 +28,7 @@ SCREENS: dict[str, tuple[str, str]] = {
     "warnings": ("crawlscope.tui.widgets.warnings_screen:WarningsScreen", "The warnings (`w`)"),
     "help": ("crawlscope.tui.widgets.help_screen:HelpScreen", "The help (`?`)"),
     "filter": ("crawlscope.tui.screens.worker_filter:FilterScreen", "The workers filter (`f`)"),
+    "find": ("crawlscope.tui.widgets.find_url_screen:FindUrlScreen", "A URL's fate (`/`)"),
     "timeline": ("crawlscope.tui.widgets.timeline_screen:TimelineScreen", "The timeline (`t`)"),
     "waterfall": (
         "crawlscope.tui.widgets.waterfall_screen:WaterfallScreen",

@@ -5,11 +5,14 @@ the status line's word on a saved flight."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.screen import Screen
 
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.timeline import Feed
 
+from ..widgets.find_url_screen import FindUrlScreen
 from ..widgets.recent_fetches import RecentFetches
 from ..widgets.timeline_screen import TimelineScreen, clock_of
 from ..widgets.waterfall_screen import WaterfallScreen, waterfall_or_why
@@ -32,6 +35,18 @@ class TimeViews(Screen[None]):
         # A cluster's lanes are named by process and worker (ClusterCrawl.lane_label).
         label = getattr(source, "lane_label", None)
         self.app.push_screen(TimelineScreen(feed, clock_of(source), label=label))
+
+    def action_find_url(self) -> None:
+        """`/`: a URL's fate, asked of the past this source keeps."""
+        feed = self.events_feed()
+        if feed is None:
+            self.notify("no recorded past to ask here", timeout=3)
+            return
+
+        def events() -> list[dict[str, Any]]:
+            return feed.new_events(0)[0]
+
+        self.app.push_screen(FindUrlScreen(events, "the recorded past"))
 
     def on_recent_fetches_picked(self, message: RecentFetches.Picked) -> None:
         """A fetch clicked in "recent fetches": its waterfall, from the recorded past."""
