@@ -94,6 +94,7 @@ class FlightRing:
         self.bytes = 0  # the estimate of what the kept items hold
         self.base = CrawlState()  # the crawl as the events let go left it
         self.dropped = 0  # items let go
+        self.chunk = CHUNK  # items a chunk holds (the recorder fills the open one itself)
 
     def __len__(self) -> int:
         return self.added - self.dropped

@@ -24,7 +24,7 @@ from ..observe.snapshot import HOST_ROWS, HostView
 from ..observe.workers import Worker
 from ..records import FetchRecord, LineFile
 from .events import COUNT_KEYS, FETCH, OTHER, PAUSED, RETIRING, STATE, Item, to_event
-from .flight import CHUNK, COUNTS_BYTES, FETCH_BYTES, STATE_BYTES, FlightRing, event_bytes
+from .flight import COUNTS_BYTES, FETCH_BYTES, STATE_BYTES, FlightRing, event_bytes
 
 FORMAT_VERSION = 1
 # Seconds of the crawl between two "hosts" lines at most: the rows move with every
@@ -162,7 +162,7 @@ class Recorder:
             chunk = ring.filled
             chunk.append(item)
             ring.bytes += size
-            if len(chunk) >= CHUNK:
+            if len(chunk) >= ring.chunk:
                 ring.close_chunk(t)
         if self._file is not None:
             self._file.write_line(json.dumps(to_event(item), ensure_ascii=True))

@@ -126,7 +126,9 @@ async def test_the_crawls_own_warnings_name_the_host_that_binds_it(serve: Serve)
     report = io.StringIO()
     write_report(crawler, report)
     assert_kind_said_once(found[0])
-    (line,) = [line for line in report.getvalue().splitlines() if "politeness-bound" in line]
+    # (In the warnings: "What limited it", after them, may say politeness-bound too.)
+    warned = report.getvalue().split("Warnings (")[1].split("What limited it:")[0]
+    (line,) = [line for line in warned.splitlines() if "politeness-bound" in line]
     assert line.count("politeness-bound") == 1, line
 
 
