@@ -400,7 +400,7 @@ def robots_rules(response: RawResponse) -> RobotsRules:
         # 2.3.1.3: "unavailable" (4xx) means the crawler may access anything.
         return RobotsRules(None, note=f"answered {response.status}")
     text = response.body[:ROBOTS_MAX_BYTES].decode("utf-8", "replace")
-    return RobotsRules(Protego.parse(text), note="parsed")
+    return RobotsRules(Protego.parse(text), note="parsed", text=text)
 
 
 def robots_unreachable(exc: BaseException) -> RobotsRules:

@@ -660,7 +660,7 @@ class CallbackCrawler:
                 self.ask_robots(origin, fetcher)
                 return
             if not rules.allows(url):
-                self.drop(slot, rules.refusal)
+                self.drop(slot, rules.refusal_of(url))
                 return
         fetcher.fetch()
 
@@ -753,7 +753,7 @@ class CallbackCrawler:
             if rules.allows(slot.url):
                 waiting.fetch()
             else:
-                self.drop(slot, rules.refusal)
+                self.drop(slot, rules.refusal_of(slot.url))
         self.dispatch()
 
     # -- ending --

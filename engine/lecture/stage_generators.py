@@ -660,7 +660,7 @@ class GeneratorCrawler:
         if self.config.obey_robots:
             rules = yield from self.robots_for(w, origin_of(url))
             if not rules.allows(url):
-                self.ledger.drop(url, rules.refusal)
+                self.ledger.drop(url, rules.refusal_of(url))
                 for pair in self.ledger.refill():  # its place under max_pages goes on
                     self.q.put_nowait(pair)
                 w.url = None

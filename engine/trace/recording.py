@@ -33,6 +33,8 @@ HOSTS_EVERY = 0.5
 # Seconds of the crawl a worker's timing summary is kept before it is worked out again
 # (and written): its quantiles walk every bucket, at each state change the recorder's
 # largest cost; a replay keeps the last one written.
+# The lines a recording keeps of URLs no worker fetched (filtered, unfetched), at most.
+MAX_LEFT = 50_000
 TIMING_EVERY = 0.25
 
 
@@ -74,6 +76,7 @@ class Recorder:
         self._hosts: tuple[HostView, ...] = ()  # the rows it held (none, at first)
         self._held: dict[int, str | None] = {}  # the URL each worker's last event held
         self._timings: dict[int, float] = {}  # when each worker's timing was last written
+        self._left = 0  # "unfetched" and "filtered" lines written (_write_left)
         start = {"kind": "start", "version": FORMAT_VERSION, "wall": time.time(),
                  "config": config_to_plain(crawler.config)}  # fmt: skip
         if ring is not None:
@@ -202,14 +205,24 @@ class Recorder:
         url, _max_redirect, depth, referrer = left
         max_depth = self.crawler.config.max_depth
         why = "max-depth" if max_depth and depth > max_depth else "max-pages"
-        self._write({"t": self._now(), "kind": "unfetched", "url": url, "depth": depth,
-                     "referrer": referrer, "why": why})  # fmt: skip
+        self._write_left({"t": self._now(), "kind": "unfetched", "url": url, "depth": depth,
+                          "referrer": referrer, "why": why})  # fmt: skip
 
     def on_filtered(self, record: FetchRecord) -> None:
         """A URL the rules leave alone (scope, --exclude, robots.txt), with the reason."""
-        self._write({"t": self._now(), "kind": "filtered", "url": record.url,
-                     "reason": record.filtered, "depth": record.depth,
-                     "referrer": record.referrer})  # fmt: skip
+        self._write_left({"t": self._now(), "kind": "filtered", "url": record.url,
+                          "reason": record.filtered, "depth": record.depth,
+                          "referrer": record.referrer})  # fmt: skip
+
+    def _write_left(self, event: dict[str, Any]) -> None:
+        """A URL no worker fetched, for `crawlscope why`: to the file alone, and the first
+        MAX_LEFT of them. One page can link 200,000 URLs past --max-pages: in the flight
+        recorder's ring they would push out the minutes it keeps, in a file grow it past
+        what a replay loads."""
+        if self._file is None or self._left >= MAX_LEFT:
+            return
+        self._left += 1
+        self._file.write_line(json.dumps(event, ensure_ascii=True))
 
     def on_lint(self, lint: Lint) -> None:
         """A warning, at the moment it was raised: a replay shows it from then on."""
