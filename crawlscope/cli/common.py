@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from crawlscope.engine.report import Crawl
     from crawlscope.engine.trace.flight_saver import FlightSaver
+    from crawlscope.engine.trace.replay import ReplayedCrawl
 
 # The exit status of a process that SIGPIPE ended (128 + 13), as a shell reports it: what
 # Unix tools give when the reader of their output goes away (`| head`).
@@ -24,6 +25,22 @@ EXIT_CLOSED_PIPE = 141
 def fail(message: str) -> int:
     print(f"crawlscope: {message}", file=sys.stderr)
     return 2
+
+
+def crawl_recording(path: str, command: str) -> ReplayedCrawl | int:
+    """The crawl recorded at `path` (a recording or a saved flight), or the exit status of
+    the one line that says why not: unreadable, or a lecture's."""
+    from crawlscope.engine.exchange.user_files import shown_path
+    from crawlscope.engine.trace.load import load_recording
+    from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
+
+    try:
+        recording = load_recording(path)
+    except ReplayError as exc:
+        return fail(str(exc))
+    if not isinstance(recording, ReplayedCrawl):
+        return fail(f"{shown_path(path)} is a lecture recording; {command} takes a crawl's")
+    return recording
 
 
 def has_terminal() -> bool:

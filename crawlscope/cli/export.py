@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .common import fail
+from .common import crawl_recording, fail
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,15 +32,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def main(args: argparse.Namespace) -> int:
     from crawlscope.engine.exchange.user_files import shown_path
     from crawlscope.engine.trace.export import trace_of
-    from crawlscope.engine.trace.load import load_recording
-    from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 
-    try:
-        recording = load_recording(args.file)
-    except ReplayError as exc:
-        return fail(str(exc))
-    if not isinstance(recording, ReplayedCrawl):
-        return fail(f"{shown_path(args.file)} is a lecture recording; export takes a crawl's")
+    recording = crawl_recording(args.file, "export")
+    if isinstance(recording, int):
+        return recording
     start = {"config": {"roots": list(recording.config.roots)}, "wall": recording.started_at}
     trace = trace_of(start, recording.events)
     slices = sum(1 for e in trace["traceEvents"] if e["ph"] == "X")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import fail
+from .common import crawl_recording
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,17 +24,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def main(args: argparse.Namespace) -> int:
-    from crawlscope.engine.exchange.user_files import shown_path
-    from crawlscope.engine.trace.load import load_recording
-    from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
     from crawlscope.engine.trace.why import why
 
-    try:
-        recording = load_recording(args.file)
-    except ReplayError as exc:
-        return fail(str(exc))
-    if not isinstance(recording, ReplayedCrawl):
-        return fail(f"{shown_path(args.file)} is a lecture recording; why takes a crawl's")
+    recording = crawl_recording(args.file, "why")
+    if isinstance(recording, int):
+        return recording
     config = recording.config
     answer = why(args.url, recording.events, config.max_depth, config.max_pages)
     print("\n".join(answer.lines))
