@@ -97,7 +97,7 @@ def _within(value: float, low: float, high: float) -> float:
 class Verdict:
     cause: str  # a key of NAMES, "mixed", or "" (too early to say)
     line: str  # what the screen and the report say
-    since: float  # when the crawl's clock first said it
+    since: float  # when its cause began to lead, on the crawl's clock (said HOLD s later)
 
 
 class Diagnosis:
