@@ -25,6 +25,7 @@ from crawlscope.engine.trace.replay import ReplayedCrawl
 
 HEADERS_AFTER = 0.2  # the server's wait before it answers
 BODY_PAUSE = 0.15  # and between the first and the last part of the body
+READ_SLACK = 0.03  # what reading the headers may take off the body's part, at most
 CRAWL_DELAY = 0.3  # robots.txt's Crawl-delay
 
 
@@ -57,7 +58,9 @@ async def test_a_waterfall_holds_what_the_server_and_the_gate_imposed(serve: Any
     for fall in falls.values():
         # The server's waits, each in its own part (the loop adds a little, never less).
         assert HEADERS_AFTER <= fall.part("headers") < HEADERS_AFTER + 0.1, fall
-        assert BODY_PAUSE <= fall.part("body") < BODY_PAUSE + 0.1, fall
+        # The server's pause starts as it writes the headers; the body part, when the
+        # worker has read them: later by however long that took (a CI run: 5 ms).
+        assert BODY_PAUSE - READ_SLACK <= fall.part("body") < BODY_PAUSE + 0.1, fall
         # The parts add up to the whole, from being queued to the record (the issue asks
         # for 1%; cut from one clock, they are exact), the parse included.
         assert fall.queued_at is not None
