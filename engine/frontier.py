@@ -73,6 +73,12 @@ class Frontier(Protocol):
         """The whole crawl's books when the frontier is shared (None: the ledger's own)."""
         ...
 
+    def store_time(self) -> tuple[float, int]:
+        """Seconds spent awaiting the store the frontier is kept in, and the round trips
+        they were, since the start ((0.0, 0) for a queue in memory): the verdict's
+        evidence that a crawl waits on its Redis."""
+        ...
+
     async def close(self) -> None:
         """After the workers are gone: what the frontier owes its store is written."""
         ...
@@ -95,6 +101,9 @@ class MemoryFrontier(asyncio.Queue[Pair]):
 
     def accounting(self) -> Accounting | None:
         return None  # this process's ledger holds the whole crawl's books
+
+    def store_time(self) -> tuple[float, int]:
+        return 0.0, 0
 
     async def close(self) -> None:
         """Nothing to let go of: the queue lives and dies with the crawl."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,48 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 @pytest.fixture
 def persistent_redis(tmp_path: Path) -> Iterator[RedisServer]:
     yield from redis_server_or_skip(tmp_path, persistent=True)
+
+
+@contextlib.asynccontextmanager
+async def far_redis(port: int, delay: float) -> AsyncIterator[int]:
+    """A proxy on 127.0.0.1 to the Redis at `port` that holds every chunk `delay` seconds
+    each way (a Redis across a network): yields the port to reach it on."""
+    pumps: set[asyncio.Task[None]] = set()
+
+    async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+
+        async def deliver() -> None:
+            while True:
+                due, data = await held.get()
+                await asyncio.sleep(max(due - loop.time(), 0.0))
+                if not data:
+                    writer.close()
+                    return
+                writer.write(data)
+                await writer.drain()
+
+        sending = asyncio.create_task(deliver())
+        try:
+            while data := await reader.read(1 << 16):
+                held.put_nowait((loop.time() + delay, data))
+            held.put_nowait((loop.time() + delay, b""))
+            await sending
+        except (ConnectionError, asyncio.CancelledError):
+            sending.cancel()
+            writer.close()
+
+    async def joined(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+        for task in (pump(reader, up_writer), pump(up_reader, writer)):
+            pumps.add(asyncio.create_task(task))
+
+    server = await asyncio.start_server(joined, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        for task in pumps:
+            task.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)

@@ -140,6 +140,8 @@ class RedisFrontier:
         # The Crawl-delay a host's robots.txt asked for, once this process knows it.
         self._crawl_delay_of = crawl_delay_of
         self.figures = ClusterFigures()
+        self._store_seconds = 0.0  # awaiting Redis, all rounds so far (store_time)
+        self._rounds = 0
         self.fresh = False  # figures read after everything this process did was sent
         self.unreachable: str | None = None  # why Redis cannot be reached, while it cannot
         self.outages = 0  # times Redis could not be reached
@@ -234,6 +236,9 @@ class RedisFrontier:
 
     def qsize(self) -> int:
         return self.figures.queued
+
+    def store_time(self) -> tuple[float, int]:
+        return self._store_seconds, self._rounds
 
     @property
     def unfinished(self) -> int:
@@ -469,11 +474,15 @@ class RedisFrontier:
                 pipe.script_load(script.script)
         for script, args in calls:
             pipe.evalsha(script.sha, 0, *args)  # type: ignore[arg-type]
+        started = time.monotonic()
         try:
             replies = await pipe.execute(raise_on_error=False)
         except BaseException:
             self._loaded = False
             raise
+        finally:
+            self._store_seconds += time.monotonic() - started
+            self._rounds += 1
         for reply in replies:
             if isinstance(reply, NoScriptError):
                 raise reply

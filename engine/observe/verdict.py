@@ -10,7 +10,10 @@ The causes, each a share from 0 to 1 of what the workers (or the loop) are doing
 - the frontier: workers idle on `q.get()` with nothing queued;
 - the CPU: the crawl's process using a whole core (the loop has no time to spare: its
   steps queue up behind each other);
-- a blocked loop: a step that held the loop past the warning's threshold, named.
+- a blocked loop: a step that held the loop past the warning's threshold, named;
+- the frontier's store (a cluster's Redis): workers idle on `q.get()` while URLs are
+  queued, and the process's pump awaiting round trips most of the time. Idle workers with
+  URLs queued and the pump at rest are the cluster's per-host limits, not Redis.
 
 A pure function of the readings: the live crawl, a replay (its recording keeps each
 second's line) and every viewer show the same line at the same moment.
@@ -42,6 +45,7 @@ NAMES = {
     "frontier": "frontier-starved",
     "cpu": "CPU-bound",
     "blocked": "loop blocked",
+    "store": "Redis-bound",
 }
 
 
@@ -58,16 +62,24 @@ class Reading:
     cpu: float  # the share of a core the process used since the reading before
     lag: float  # the loop's median lag since the reading before, in seconds
     blocked: str  # a loop-blocked warning raised since the reading before ("": none)
+    # The share of the second the frontier's pump spent awaiting its store (a cluster's
+    # Redis; 0 for a queue in memory), and the mean round trip then, in seconds.
+    store_busy: float = 0.0
+    round_trip: float = 0.0
 
 
-def reading_of(snap: Snapshot, cpu: float, lag: float = 0.0, blocked: str = "") -> Reading:
+def reading_of(
+    snap: Snapshot, cpu: float, lag: float = 0.0, blocked: str = "",
+    store: tuple[float, float] = (0.0, 0.0),
+) -> Reading:  # fmt: skip
+    """`store`: the frontier store's busy share and mean round trip (Reading's fields)."""
     states = dict(snap.state_counts())
     paused = states.get(WorkerState.PAUSED, 0)
     live = max(snap.live_workers - paused, 0)
     network = sum(n for state, n in states.items() if state in NETWORK)
     return Reading(snap.elapsed, live, states.get(WorkerState.WAITING, 0),
                    snap.accounting.queued, states.get(WorkerState.THROTTLED, 0), network,
-                   cpu, lag, blocked)  # fmt: skip
+                   cpu, lag, blocked, *store)  # fmt: skip
 
 
 def shares(readings: list[Reading]) -> dict[str, float]:
@@ -77,12 +89,14 @@ def shares(readings: list[Reading]) -> dict[str, float]:
     n = len(readings)
     low, high = BUSY_LAG
     cpu = sum(max(_within(r.cpu, 0.6, BUSY_CORE), _within(r.lag, low, high)) for r in readings) / n
-    out = {"server": 0.0, "politeness": 0.0, "frontier": 0.0, "cpu": cpu}
+    out = {"server": 0.0, "politeness": 0.0, "frontier": 0.0, "cpu": cpu, "store": 0.0}
     for r in readings:
         if r.live <= 0:
             continue
         out["politeness"] += r.gated / r.live / n
-        out["frontier"] += (r.idle / r.live if r.queued == 0 else 0.0) / n
+        idle = r.idle / r.live
+        out["frontier"] += (idle if r.queued == 0 else 0.0) / n
+        out["store"] += (idle * r.store_busy if r.queued > 0 else 0.0) / n
         # Workers that wait on the network while the loop is saturated wait on the loop.
         out["server"] += r.network / r.live * (1.0 - cpu) / n
     return out
@@ -164,6 +178,11 @@ def _said(cause: str, last: Reading, hosts: tuple[HostView, ...], share: float) 
     if cause == "cpu":
         return (f"{name}: --procs N would help · the loop runs timers {last.lag * 1000:.0f} "
                 f"ms late, the process uses {last.cpu:.0%} of a core")  # fmt: skip
+    if cause == "store":
+        return (f"{name}: more workers a process or a nearer Redis would help · {last.idle} "
+                f"of {last.live} workers idle on q.get() with {last.queued:,} URLs queued; "
+                f"a round trip takes {last.round_trip * 1000:.0f} ms, awaited "
+                f"{last.store_busy:.0%} of the time")  # fmt: skip
     if cause == "politeness":
         host = max(hosts, key=lambda h: h.waiting, default=None)
         if host is None or not host.waiting:

@@ -96,6 +96,7 @@ class LoopHealth:
         # it reads the process's share of a core from, and a loop-blocked warning since.
         self.diagnosis = Diagnosis()
         self._clocks = (time.monotonic(), time.process_time())
+        self._store = (0.0, 0)  # the frontier's store_time() at the last check
         self._blocked = ""
 
     # ---- the probe ------------------------------------------------------------------
@@ -233,7 +234,13 @@ class LoopHealth:
         share = (cpu - was_cpu) / (wall - was_wall) if wall > was_wall else 0.0
         lags = sorted(lag for t, lag in self._lags if t >= was_wall)
         lag = lags[len(lags) // 2] if lags else 0.0
-        self.diagnosis.feed(reading_of(snap, share, lag, self._blocked), snap.hosts)
+        seconds, rounds = self.crawler.q.store_time()
+        was_seconds, was_rounds = self._store
+        self._store = (seconds, rounds)
+        waited, trips = seconds - was_seconds, rounds - was_rounds
+        busy = min(waited / (wall - was_wall), 1.0) if wall > was_wall else 0.0
+        store = (busy, waited / trips if trips else 0.0)
+        self.diagnosis.feed(reading_of(snap, share, lag, self._blocked, store), snap.hosts)
         self._blocked = ""
 
     def _check_hosts(self) -> None:

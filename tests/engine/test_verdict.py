@@ -173,3 +173,19 @@ def test_two_causes_sharing_the_crawl_are_mixed_and_a_blocked_loop_is_said_at_on
     for t in range(6):
         verdict = busy.feed(reading(t, network=5, cpu=1.0, lag=0.05, blocked="a step"))
     assert verdict.cause == "cpu"
+
+
+def test_idle_workers_with_urls_queued_wait_on_redis_only_while_it_is_awaited() -> None:
+    d = Diagnosis()
+    for t in range(6):
+        verdict = d.feed(reading(t, idle=9, queued=400, store_busy=0.95, round_trip=0.08))
+    assert verdict.cause == "store"
+    assert "9 of 10 workers idle on q.get() with 400 URLs queued" in verdict.line
+    assert "a round trip takes 80 ms, awaited 95% of the time" in verdict.line
+    # The same idle workers, the pump at rest: the cluster's per-host limits hold the
+    # queued URLs back, not Redis; and a queue in memory never has a store to wait on.
+    for busy in (0.0, 0.05):
+        rested = Diagnosis()
+        causes = {rested.feed(reading(t, idle=9, queued=400, store_busy=busy)).cause
+                  for t in range(6)}  # fmt: skip
+        assert "store" not in causes, busy

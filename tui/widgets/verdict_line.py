@@ -17,6 +17,7 @@ CAUSE_STYLE = {
     "frontier-starved": "bold green",
     "CPU-bound": "bold magenta",
     "loop blocked": "bold red",
+    "Redis-bound": "bold blue",
     "mixed": "bold yellow",
     "every process": "bold",
     "processes differ": "bold yellow",
