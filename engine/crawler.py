@@ -42,6 +42,7 @@ from .timing.loop_health import LoopHealth
 from .timing.per_worker import timed
 from .timing.slowmo import Linger
 from .timing.turns import Turns
+from .trace.crawl_books import CrawlBooks
 from .urls import origin_of
 
 # Pages this big are parsed in a thread; smaller ones are faster parsed in place.
@@ -651,6 +652,10 @@ class Crawler:
             return shared
         # A blocked host's parked URLs count as queued: they wait, as the queue's do.
         return self.ledger.accounting(self.q.qsize() + self.host_book.parked, held)
+
+    def url_books(self) -> CrawlBooks:
+        """What this crawl's books say of one URL, as `/` asks them (trace/why.py)."""
+        return CrawlBooks(self.ledger, self.workers, self.q.qsize)
 
     def snapshot(self, where_for: Container[int] | None = None, rows: bool = True) -> Snapshot:
         """With `where_for`, views of those workers alone (the rows a screen shows), each

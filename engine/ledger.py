@@ -27,6 +27,9 @@ from .redirects import Chain, ChainEnd, RedirectLog
 from .urls import Scope, normalize
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# Unfetched URLs whose depth and referrer are kept for `/` to name: one page can link
+# 200,000 URLs past --max-pages, and these books keep the whole crawl.
+KEEP_LEFT_FROM = 50_000
 
 RecordListener = Callable[[FetchRecord], None]
 Pair = tuple[str, int]  # (url, max_redirect): what the queue holds
@@ -98,6 +101,7 @@ class Ledger:
         # have been queued as, with its (depth, referrer): a state file keeps it queued.
         self.unfetched_listeners: Listeners[Left] = Listeners(self.report_fault)
         self._origin: dict[str, tuple[int, str | None]] = {}  # queued url -> (depth, referrer)
+        self._left_from: dict[str, tuple[int, str | None]] = {}  # likewise, unfetched ones
         # URLs these books never admitted (from a state file, or another process by way
         # of Redis), until they are fetched or dropped: the crawler checks them
         # (`refusal`). Guests are those another process admitted, under its own max_pages.
@@ -128,6 +132,10 @@ class Ledger:
     def origin(self, url: str) -> tuple[int, str | None]:
         """(depth, referrer) of a URL admitted and not yet recorded."""
         return self._origin[url]
+
+    def left_from(self, url: str) -> tuple[int, str | None] | None:
+        """(depth, referrer) of a URL a limit left unfetched, if kept (KEEP_LEFT_FROM)."""
+        return self._left_from.get(url)
 
     def adopt(self, url: str, depth: int, referrer: str | None) -> None:
         """A URL taken from a frontier other processes share: perhaps one of them admitted
@@ -165,6 +173,8 @@ class Ledger:
     def _leave(self, left: Left, waits: bool) -> None:
         """Unfetched; one that `waits` (max_pages) takes the next place that frees up."""
         self.unfetched.add(left[0])
+        if len(self._left_from) < KEEP_LEFT_FROM:
+            self._left_from[left[0]] = (left[2], left[3])
         if waits:
             self._waiting.append(left)
         if self.unfetched_listeners:

@@ -1,8 +1,12 @@
-"""`crawlscope why URL FILE`: for one URL of a recorded crawl, what became of it and how the
-crawl came to it, from the recording's events alone: its record (fetched, failed, or why
-the rules left it alone), or why it was left unfetched (--max-depth, --max-pages); the
-discovery path back to a root, each referrer's own record; the redirects that led to it
-and the one it gave; the worker, its tries and their error; and its waterfall.
+"""`crawlscope why URL FILE` and `/`: for one URL of a crawl, what became of it and how the
+crawl came to it: its record (fetched, failed, or why the rules left it alone), or why it
+was left unfetched (--max-depth, --max-pages), or that it is still queued or in a worker's
+hands; the discovery path back to a root, each referrer's own record; the redirects that
+led to it and the one it gave; the worker, its tries and their error; and its waterfall.
+
+The recorded events answer first (a recording, a flight, the kept past); a crawl's own
+books (Books: a live crawl's ledger, a --state file) answer for what they leave out: a
+URL fetched before the kept past began, one still queued, one the rules left alone.
 
 Every URL and reason is text from a page or a file: each is shown escaped.
 """
@@ -10,9 +14,9 @@ Every URL and reason is text from a page or a file: each is shown escaped.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..observe.text import printable
 from ..observe.waterfall import waterfall_of
@@ -47,6 +51,46 @@ def seen_in(events: Iterable[dict[str, Any]]) -> Seen:
     return seen
 
 
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What a crawl's books say of one URL."""
+
+    state: str  # one of STATES, or "unfetched" (left by --max-depth or --max-pages)
+    depth: int | None = None
+    referrer: str | None = None
+    detail: str = ""  # the rule that left it alone; who holds it; what came of it
+    record: dict[str, Any] | None = None  # its fetch record, plain, if the books keep it
+
+
+# A state's line, with the entry's detail after it (a --state file keeps no status).
+STATES = {
+    "done": "  fetched{}",
+    "failed": "  failed{}",
+    "filtered": "  not fetched: {}",
+    "queued": "  still queued: not fetched yet{}",
+    "held": "  in a worker's hands: {}",
+}
+
+
+@runtime_checkable
+class Books(Protocol):
+    """A crawl's own books, asked one URL at a time (never all of them: a crawl may have
+    seen millions)."""
+
+    def url_entry(self, url: str) -> Entry | None: ...
+
+    def urls_near(self, url: str, n: int) -> list[str]:
+        """Up to `n` URLs it saw that look most like `url`."""
+        ...
+
+
+@runtime_checkable
+class KeepsBooks(Protocol):
+    """A crawl whose books can be asked (a live crawl in this process)."""
+
+    def url_books(self) -> Books: ...
+
+
 @dataclass(frozen=True)
 class Answer:
     found: bool
@@ -54,18 +98,29 @@ class Answer:
 
 
 def why(
-    url: str, events: Sequence[dict[str, Any]], max_depth: int = 0, max_pages: int = 0
-) -> Answer:
+    url: str, events: Sequence[dict[str, Any]], max_depth: int = 0, max_pages: int = 0,
+    books: Books | None = None,
+) -> Answer:  # fmt: skip
     """The answer for `url` (as typed: normalised as the crawl would have); the crawl's
-    --max-depth and --max-pages, to name them (0: not given)."""
+    --max-depth and --max-pages, to name them (0: not given); its `books`, if at hand."""
     seen = seen_in(events)
-    wanted = normalize(url) or url
     known = {*seen.records, *seen.unfetched}
-    if wanted not in known and url in known:
+    entries: dict[str, Entry | None] = {}
+
+    def entry(u: str) -> Entry | None:
+        if books is None:
+            return None
+        if u not in entries:
+            entries[u] = books.url_entry(u)
+        return entries[u]
+
+    wanted = normalize(url) or url
+    if wanted not in known and entry(wanted) is None and (url in known or entry(url)):
         wanted = url
     shown = printable(wanted, 500)
-    if wanted not in known:
-        near = difflib.get_close_matches(wanted, sorted(known), n=NEAREST, cutoff=0.5)
+    if wanted not in known and entry(wanted) is None:
+        candidates = {*known, *(books.urls_near(wanted, NEAREST * 4) if books else ())}
+        near = difflib.get_close_matches(wanted, sorted(candidates), n=NEAREST, cutoff=0.5)
         lines = [f"{printable(url, 500)}: never seen in this crawl"]
         if wanted != url:
             lines.append(f"  (looked for as the crawl writes it: {shown})")
@@ -74,21 +129,31 @@ def why(
             lines += [f"  {printable(n, 500)}" for n in near]
         return Answer(False, lines)
     lines = [shown]
+    if wanted != url:
+        lines.append(f"  as typed, {printable(url, 300)}: the same page once normalised, "
+                     "fetched once")  # fmt: skip
     record = seen.records.get(wanted)
-    if record is not None:
+    found = entry(wanted) if record is None and wanted not in seen.unfetched else None
+    kept = found.record if found is not None else None
+    if kept is not None:
+        lines += _outcome(kept)
+    elif record is not None:
         lines += _outcome(record)
-    else:
-        left = seen.unfetched[wanted]
-        if left["why"] == "max-depth":
+    elif found is not None and found.state != "unfetched":
+        lines.append(STATES[found.state].format(printable(found.detail, 300)))
+    else:  # left by a limit: the recording says which; the books, the depth it was at
+        left = seen.unfetched.get(wanted)
+        depth = left["depth"] if left is not None else found.depth if found else None
+        deep = (left["why"] == "max-depth") if left is not None else (
+            bool(max_depth) and depth is not None and depth > max_depth)  # fmt: skip
+        if deep:
             limit = f" {max_depth}" if max_depth else ""
-            lines.append(
-                f"  left unfetched: at depth {left['depth']}, deeper than --max-depth{limit}"
-            )
+            lines.append(f"  left unfetched: at depth {depth}, deeper than --max-depth{limit}")
         else:
             limit = f" {max_pages}" if max_pages else ""
             lines.append(f"  left unfetched: no place under --max-pages{limit}")
-    lines += _redirects(wanted, seen)
-    lines += _path(wanted, seen)
+    lines += _redirects(wanted, seen, kept)
+    lines += _path(wanted, seen, entry)
     if record is not None and record.get("status") is not None:
         fall = waterfall_of(events, wanted)
         if fall is not None:
@@ -112,7 +177,7 @@ def _outcome(record: dict[str, Any]) -> list[str]:
             f"{size} bytes, {links}"]  # fmt: skip
 
 
-def _redirects(url: str, seen: Seen) -> list[str]:
+def _redirects(url: str, seen: Seen, kept: dict[str, Any] | None) -> list[str]:
     """The redirects that led to `url`, oldest first, and the one it gave."""
     chain = [url]
     while chain[0] in seen.redirected_from and len(chain) <= MAX_PATH:
@@ -125,15 +190,16 @@ def _redirects(url: str, seen: Seen) -> list[str]:
         hops = len(chain) - 1
         lines.append(f"  reached by {hops} redirect{'s' if hops > 1 else ''}: "
                      + " -> ".join(printable(u, 200) for u in chain))  # fmt: skip
-    target = seen.records.get(url, {}).get("next_url")
+    target = (seen.records.get(url) or kept or {}).get("next_url")
     if target:
         lines.append(f"  redirects to {printable(target, 300)}")
     return lines
 
 
-def _path(url: str, seen: Seen) -> list[str]:
+def _path(url: str, seen: Seen, books: Callable[[str], Entry | None]) -> list[str]:
     """The discovery path: each referrer back to a root (the first redirect's source,
-    when redirects led here: the page that linked to the chain)."""
+    when redirects led here: the page that linked to the chain), from the events, else
+    the crawl's books."""
     start, chain = url, {url}
     while start in seen.redirected_from and seen.redirected_from[start] not in chain:
         start = seen.redirected_from[start]
@@ -143,7 +209,10 @@ def _path(url: str, seen: Seen) -> list[str]:
     visited: set[str] = set()
     while current is not None and current not in visited and len(path) < MAX_PATH:
         visited.add(current)
-        entry = seen.records.get(current) or seen.unfetched.get(current) or {}
+        entry = seen.records.get(current) or seen.unfetched.get(current)
+        if entry is None:
+            kept = books(current)
+            entry = {"depth": kept.depth, "referrer": kept.referrer} if kept else {}
         path.append((current, entry.get("depth")))
         referrer = entry.get("referrer")
         current = referrer if isinstance(referrer, str) else None

@@ -11,6 +11,7 @@ from textual.screen import Screen
 
 from crawlscope.engine.observe.contract import ObservedCrawl
 from crawlscope.engine.observe.timeline import Feed
+from crawlscope.engine.trace.why import KeepsBooks
 
 from ..widgets.find_url_screen import FindUrlScreen
 from ..widgets.recent_fetches import RecentFetches
@@ -37,16 +38,20 @@ class TimeViews(Screen[None]):
         self.app.push_screen(TimelineScreen(feed, clock_of(source), label=label))
 
     def action_find_url(self) -> None:
-        """`/`: a URL's fate, asked of the past this source keeps."""
-        feed = self.events_feed()
-        if feed is None:
+        """`/`: a URL's fate, asked of the past this source keeps and, for a crawl in this
+        process, of its books (what that past leaves out)."""
+        feed, source = self.events_feed(), self.source
+        books = source.url_books() if isinstance(source, KeepsBooks) else None
+        if feed is None and books is None:
             self.notify("no recorded past to ask here", timeout=3)
             return
 
         def events() -> list[dict[str, Any]]:
-            return feed.new_events(0)[0]
+            return feed.new_events(0)[0] if feed is not None else []
 
-        self.app.push_screen(FindUrlScreen(events, "the recorded past"))
+        where = "the recorded past" + (" and the crawl's books" if books is not None else "")
+        limits = (source.config.max_depth, source.config.max_pages) if source else (0, 0)
+        self.app.push_screen(FindUrlScreen(events, where, books, limits))
 
     def on_recent_fetches_picked(self, message: RecentFetches.Picked) -> None:
         """A fetch clicked in "recent fetches": its waterfall, from the recorded past."""
