@@ -25,6 +25,7 @@ from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan
 from crawlscope.engine.sites.demo import DemoConfig
 from crawlscope.engine.trace.replay import ReplayedCrawl
 
+from .answer_screenshots import ANSWER_SCENES
 from .app import CrawlScopeApp
 from .cluster_screenshot import cluster_scene
 from .lecture.app import LectureApp
@@ -198,7 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not only or name in only:
             path = take_screenshot(make(), out / name, after, size, steer)
             print(f"wrote {path}")
-    for name, shoot in {**LECTURE_SCENES, **TIMING_SCENES, **TIME_SCENES}.items():
+    scenes = {**LECTURE_SCENES, **TIMING_SCENES, **TIME_SCENES, **ANSWER_SCENES}
+    for name, shoot in scenes.items():
         if not only or name in only:
             print(f"wrote {shoot(out / name)}")
     if not only or "browser.png" in only:

@@ -172,7 +172,8 @@ def _outcome(record: dict[str, Any]) -> list[str]:
         error = printable(record.get("exception") or "no answer", 300)
         return [f"  failed{by} after {tries} tr{'y' if tries == 1 else 'ies'}: {error}"]
     size = record.get("size", 0)
-    links = f"{record.get('num_urls', 0)} links, {record.get('num_new_urls', 0)} new"
+    found = record.get("num_urls", 0)
+    links = f"{found} link{'' if found == 1 else 's'}, {record.get('num_new_urls', 0)} new"
     return [f"  fetched: {record['status']}{by}, {tries} tr{'y' if tries == 1 else 'ies'}, "
             f"{size} bytes, {links}"]  # fmt: skip
 
