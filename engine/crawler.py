@@ -497,7 +497,9 @@ class Crawler:
         if not self.paused_all:
             w.go.set()
         # Timed: each resume of its coroutine is measured (engine/timing/per_worker.py).
-        w.timing.on_long = lambda ns, gc, frame: self.health.long_step(w, ns, gc, frame)
+        w.timing.on_long = lambda ns, gc, frame, began: self.health.long_step(
+            w, ns, gc, frame, began
+        )
         w.timing.hold = Linger(w, lambda: self.slowmo)  # slow motion (engine/timing/slowmo.py)
         w.task = asyncio.create_task(timed(self._work(w), w.timing), name=f"worker-{w.id}")
         w.task.add_done_callback(lambda task: self._worker_ended(w, task))

@@ -35,7 +35,7 @@ from ..observe.verdict import Diagnosis, reading_of
 from ..observe.workers import BUSY, Worker, WorkerState
 from ..urls import origin_of
 from . import per_worker as timing
-from .per_worker import Hold
+from .per_worker import Change, Hold
 
 if TYPE_CHECKING:
     from ..frontier import Frontier
@@ -148,15 +148,18 @@ class LoopHealth:
         if self.lint_listeners:
             self.lint_listeners.tell(lint)
 
-    def long_step(self, w: Worker, ns: int, gc_ns: int, frame: FrameType | None) -> None:
+    def long_step(
+        self, w: Worker, ns: int, gc_ns: int, frame: FrameType | None, began: Change
+    ) -> None:
         """A step of `w` held the loop `ns` nanoseconds, `gc_ns` of them collecting
-        garbage (engine/timing/per_worker.py told)."""
+        garbage, begun in the state change `began` (engine/timing/per_worker.py told)."""
         seconds = ns / 1e9
-        # Put down to the state it started in, and the URL it held then.
-        began = w.timing.state_at(time.monotonic() - seconds)
-        state, url = began if began is not None else (w.state.value, w.url)
-        url = url or w.url or self._last_url(w.id)
-        state = str(state)
+        # Put down to the state its time went to and the URL held then, never to where
+        # the worker stands after it (the next page's request, sent in the same step).
+        now = time.monotonic()
+        state, url = w.timing.longest_state(began, now - seconds, now)
+        state = str(state or w.state.value)
+        url = url or self._last_url(w.id)
         line = _line(frame)
         t = self.crawler.elapsed
         self._holds.append(Hold(seconds, t, w.id, state, url, line))

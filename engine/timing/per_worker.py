@@ -54,7 +54,12 @@ LONG_STEP_NS = 50_000_000
 # knows no states of its own, so that workers.py can hold a WorkerTiming).
 MAX_STATES = 16
 _STATE_SLOT: dict[str, int] = {}
-TRAIL = 4
+# State changes a worker keeps: one step can pass parsing -> waiting -> connecting ->
+# headers, and a long step is put down to the state its time went to.
+TRAIL = 8
+# A state change: (monotonic time, the state entered, the URL held then).
+Change = tuple[float, str, str | None]
+NO_CHANGE: Change = (0.0, "", None)
 
 _clock = time.perf_counter_ns
 
@@ -111,7 +116,8 @@ class Summary(NamedTuple):
 class WorkerTiming:
     """One worker's figures: ~1 KB however long it runs (tests/engine/test_timing.py)."""
 
-    __slots__ = ("_trail_at", "delay", "hold", "on_long", "state_n", "state_s", "step", "trail")
+    __slots__ = ("_trail_at", "current", "delay", "hold", "on_long", "state_n", "state_s",
+                 "step", "trail")  # fmt: skip
 
     def __init__(self) -> None:
         self.step = Histogram()
@@ -120,12 +126,13 @@ class WorkerTiming:
         self.state_n = array("Q", bytes(8 * MAX_STATES))  # times each state was left
         # Its last TRAIL state changes, (monotonic time, state entered, URL held then),
         # in a ring: what a long step is put down to (the state it started in).
-        self.trail: list[tuple[float, str, str | None]] = [(0.0, "", None)] * TRAIL
+        self.trail: list[Change] = [NO_CHANGE] * TRAIL
         self._trail_at = 0
+        self.current = NO_CHANGE  # the newest of the trail: what a step starts in
         # Told of a step of LONG_STEP_NS or more (garbage collection left out): its
-        # length, the collections' part of it, and the innermost frame where the
-        # coroutine gave the loop back.
-        self.on_long: Callable[[int, int, FrameType | None], None] | None = None
+        # length, the collections' part of it, the innermost frame where the coroutine
+        # gave the loop back, and the state change the step began after.
+        self.on_long: Callable[[int, int, FrameType | None, Change], None] | None = None
         # Slow motion (engine/timing/slowmo.py): given what the coroutine yielded to its task,
         # what the task is to wait on instead (the same future, or one that holds it).
         self.hold: Callable[[Any], Any] | None = None
@@ -135,7 +142,7 @@ class WorkerTiming:
         holding `url`."""
         if not ENABLED:
             return
-        self.trail[self._trail_at] = (now, entered, url)
+        self.trail[self._trail_at] = self.current = (now, entered, url)
         self._trail_at = (self._trail_at + 1) % TRAIL
         slot = _STATE_SLOT.get(left)
         if slot is None:
@@ -146,14 +153,18 @@ class WorkerTiming:
         if seconds > 0:
             self.state_s[slot] += seconds
 
-    def state_at(self, t: float) -> tuple[str, str | None] | None:
-        """The state the worker was in at monotonic time `t` and the URL it held on
-        entering it; None if that is older than the trail remembers."""
-        best: tuple[float, str, str | None] | None = None
-        for entry in self.trail:
-            if entry[1] and entry[0] <= t and (best is None or entry[0] > best[0]):
-                best = entry
-        return None if best is None else (best[1], best[2])
+    def longest_state(self, began: Change, start: float, end: float) -> tuple[str, str | None]:
+        """Of a step from monotonic `start` to `end` that began in `began`, the state the
+        most of its time went to, and the URL held on entering it: one step can parse a
+        page, take the next URL and send its request, and it is the parse that held it."""
+        changes = sorted(c for c in self.trail if c[1] and start < c[0] <= end)
+        best, longest, at = began, 0.0, start
+        for change in (*changes, (end, "", None)):
+            if change[0] - at > longest:
+                longest = change[0] - at
+                best = began
+            began, at = change, change[0]
+        return best[1], best[2]
 
     def state_totals(self) -> dict[str, tuple[float, int]]:
         """Each state left so far: seconds spent in it, and how many times."""
@@ -269,6 +280,7 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
     # send() is the hot path, run on every step of every worker: the histograms'
     # updates are written out here rather than called (each call cost a fifth of it).
     def send(self, value: Any) -> Any:
+        began = self.timing.current
         start = _clock()
         try:
             yielded = self.wrapped.send(value)
@@ -281,7 +293,7 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
             if ns > self._step.max_ns:
                 self._step.max_ns = ns
             if ns >= LONG_STEP_NS:
-                self._long(start, ns)
+                self._long(start, ns, began)
             polled = self._poll.last
             if polled:
                 d = start - polled
@@ -292,6 +304,7 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
                         self._delay.max_ns = d
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        began = self.timing.current
         start = _clock()
         try:
             if val is None and tb is None:
@@ -304,15 +317,15 @@ class TimedCoroutine(Coroutine[Any, Any, Any]):
             ns = _clock() - start
             self.timing.step.add(ns)
             if ns >= LONG_STEP_NS:
-                self._long(start, ns)
+                self._long(start, ns, began)
 
-    def _long(self, start: int, ns: int) -> None:
+    def _long(self, start: int, ns: int, began: Change) -> None:
         # A garbage collection that ran inside the step held the loop too, but it is the
         # whole process's, not this worker's: it does not count towards a long step.
         collected = gc_ns_between(start, start + ns)
         on_long = self.timing.on_long
         if on_long is not None and ns - collected >= LONG_STEP_NS:
-            on_long(ns, collected, innermost_frame(self.wrapped))
+            on_long(ns, collected, innermost_frame(self.wrapped), began)
 
     def close(self) -> None:
         self.wrapped.close()

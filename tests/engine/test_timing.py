@@ -128,7 +128,7 @@ async def test_the_wrapper_buckets_steps_and_delays_as_histogram_add_does() -> N
 async def test_a_long_step_is_told_with_the_frame_it_gave_the_loop_back_at() -> None:
     heard: list[tuple[int, str]] = []
     timing = WorkerTiming()
-    timing.on_long = lambda ns, _gc, frame: heard.append(
+    timing.on_long = lambda ns, _gc, frame, _began: heard.append(
         (ns, frame.f_code.co_name if frame else "")
     )
 
@@ -146,7 +146,7 @@ async def test_a_long_step_is_told_with_the_frame_it_gave_the_loop_back_at() -> 
 async def test_garbage_collection_inside_a_step_does_not_make_it_long() -> None:
     heard: list[int] = []
     timing = WorkerTiming()
-    timing.on_long = lambda ns, _gc, _frame: heard.append(ns)
+    timing.on_long = lambda ns, _gc, _frame, _began: heard.append(ns)
     # A heap worth collecting: a full collection of it takes some time, none of it the
     # step's own; told of nothing unless the rest of the step alone is long.
     junk = [[{} for _ in range(10)] for _ in range(200_000)]

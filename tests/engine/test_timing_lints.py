@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 from timing_support import DENSE_LINKS, Handler, Serve, dense_site, page
 
+from crawlscope.engine import crawler as crawler_module
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.lints.lint import Lint, LintKind
@@ -72,6 +73,29 @@ async def test_a_link_dense_page_raises_loop_blocked_naming_worker_and_url(
     assert hold.worker == lint.worker and hold.state == WorkerState.PARSING.value
     assert hold.seconds >= 0.05
     assert snap.warning_count == len(snap.warnings)
+
+
+@pytest.mark.slow
+async def test_a_long_step_is_put_down_to_the_page_it_parsed_not_the_request_after(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One worker, /big parsed on the loop as a page under the threads' threshold is: the
+    # step that reads its last bytes parses it, then takes /p0 from the queue and sends
+    # its request (body -> parsing -> waiting -> connecting -> headers) before it gives
+    # the loop back.
+    monkeypatch.setattr(crawler_module, "PARSE_IN_THREAD_BYTES", 1 << 40)
+    base = (await serve(dense_site())).rstrip("/")
+    config = CrawlConfig(roots=(base + "/",), max_tasks=1, max_links=DENSE_LINKS, max_pages=4)
+    crawler = Crawler(config)
+    await crawler.crawl()
+    snap = crawler.snapshot()
+    big = base + "/big"
+    blocked = of_kind(snap, LintKind.LOOP_BLOCKED)
+    assert blocked, snap.warnings
+    for lint in blocked:  # the fast pages after it never held the loop
+        assert lint.url == big and f"ms parsing {big}" in lint.text, lint.text
+    longest = max(snap.holds, key=lambda h: h.seconds)
+    assert (longest.url, longest.state) == (big, WorkerState.PARSING.value)
 
 
 async def test_a_small_demo_site_crawl_raises_no_warning() -> None:
