@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import ClassVar, TextIO
+from typing import TYPE_CHECKING, ClassVar, TextIO
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
@@ -21,14 +21,18 @@ from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.observe.snapshot import OVER
 from crawlscope.engine.observe.text import mask_userinfo, printable
 
-from .attach import Attached, WatchedScreen, WatchView, attached_view
-from .cluster_view import ClusterAttached, ClusterScreen
 from .commands import CrawlCommands
 from .heap import settle_heap
 from .screens.live import LiveScreen
 from .screens.panels import FRAMES_PER_SECOND, PanelsScreen
 from .screens.replay import ReplayScreen
 from .startup import LiveCrawl, Recording
+
+if TYPE_CHECKING:
+    # A crawl watched elsewhere: imported when one is (the remote client and Redis's
+    # are a third of this module's import, and a live crawl's start waits on it).
+    from .attach import Attached, WatchView
+    from .cluster_view import ClusterAttached
 
 
 class CrawlScopeApp(App[int]):
@@ -74,6 +78,13 @@ class CrawlScopeApp(App[int]):
             return ReplayScreen(
                 r.replay, r.name, paused=r.paused, fps=self.fps, reproducible=self.reproducible
             )
+        if self.source is None or (
+            isinstance(self.source, LiveCrawl) and not self.source.monitored
+        ):
+            return LiveScreen(fps=self.fps, reproducible=self.reproducible)
+        from .attach import Attached, WatchedScreen, attached_view
+        from .cluster_view import ClusterAttached, ClusterScreen
+
         if isinstance(self.source, Attached):
             remote = self.source.remote
             return WatchedScreen(
@@ -81,12 +92,12 @@ class CrawlScopeApp(App[int]):
             )
         if isinstance(self.source, ClusterAttached):
             return ClusterScreen(self.source, fps=self.fps, reproducible=self.reproducible)
-        if isinstance(self.source, LiveCrawl) and self.source.monitored:
-            return WatchedScreen(self._monitor_view, fps=self.fps, reproducible=self.reproducible)
-        return LiveScreen(fps=self.fps, reproducible=self.reproducible)
+        return WatchedScreen(self._monitor_view, fps=self.fps, reproducible=self.reproducible)
 
     def _monitor_view(self) -> WatchView:
         """The lecturer's line: where the crawl is served, and who watches it."""
+        from .attach import WatchView
+
         live = self.source
         monitor = live.monitor if isinstance(live, LiveCrawl) else None
         if monitor is None:
@@ -123,7 +134,7 @@ class CrawlScopeApp(App[int]):
             self._crawl_worker = self.run_worker(
                 self._run_crawl(self.source), name="crawl", group="crawl", exit_on_error=False
             )
-        elif isinstance(self.source, Attached | ClusterAttached):
+        elif self.source is not None and not isinstance(self.source, Recording):
             self.run_worker(
                 self._run_attached(self.source), name="attach", group="crawl", exit_on_error=False
             )
