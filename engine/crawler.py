@@ -45,8 +45,13 @@ from .timing.turns import Turns
 from .trace.crawl_books import CrawlBooks
 from .urls import origin_of
 
-# Pages this big are parsed in a thread; smaller ones are faster parsed in place.
-PARSE_IN_THREAD_BYTES = 256 * 1024
+# Pages this big are parsed in a thread; smaller ones are parsed in place. On real pages
+# (the Python docs, up to 2.6 MB: bench/big_pages.py) a crawl that parsed every page in
+# place took 3.0 s, one that sent pages of 256 KiB or more to threads 4.3 s, and the
+# longest step on the loop was 155 against 118 ms: under the GIL a parse thread takes
+# the loop's turns anyway. A page of many megabytes still goes to a thread, so that the
+# loop gets its turn every few ms instead of waiting a second.
+PARSE_IN_THREAD_BYTES = 4 * 1024 * 1024
 # Big pages parsed at once, at most: each parse holds its page and its parser's buffers,
 # and under the GIL more threads would parse no faster (bench/linkdense.py).
 PARSE_THREADS = 2

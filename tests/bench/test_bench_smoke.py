@@ -24,7 +24,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "timing_cost": ("rows", "pages_per_s_ratio", "cpu_per_page_ratio", "fastest_ratio"),
     "per_core": ("rows", "summary"),
     "table_pace": ("summary", "runs"),
-    "procs": ("rows", "pages_per_s", "ratio", "cpu_us_per_page", "ceiling"),
+    "procs": ("rows", "pages_per_s", "ratio", "cpu_us_per_page", "ceiling", "tax", "model"),
     "recorder_cost": (
         "rows",
         "pages_per_s_ratio",
@@ -58,8 +58,13 @@ def test_quick_mode_writes_its_results(script: str, tmp_path: Path) -> None:
         assert key in document["figures"], key
     if script == "procs":
         # Every part of a --procs crawl was found under the command and measured.
-        for row in document["figures"]["rows"]:
+        rows = document["figures"]["rows"]
+        assert {row["procs"] for row in rows} == {0, 1, 2}  # plain, side by side
+        for row in rows:
             parts = row["cpu_by_role"]
+            if row["procs"] == 0:  # a plain crawl: one process, no Redis
+                assert parts["children"] == parts["redis"] == 0 < parts["parent"], parts
+                continue
             assert {"child", "redis"} <= set(row["roles_seen"]), row["roles_seen"]
             assert parts["children"] > 0 and parts["site"] > 0, parts
     if script == "recorder_cost":

@@ -212,7 +212,11 @@ async def test_big_pages_are_parsed_a_few_at_a_time(
                 done += 1
 
     monkeypatch.setattr(crawler_module, "parse_links", parse_when_all_wait)
-    big = "<p>" + "filler " * 40_000 + '</p><a href="/leaf">x</a>'
+    big = (
+        "<p>"
+        + "filler " * (crawler_module.PARSE_IN_THREAD_BYTES // 6)
+        + '</p><a href="/leaf">x</a>'
+    )
     routes = {f"/big/{i}": html(big) for i in range(pages)}
     root = await serve({"/": html(""), **routes})
     roots = tuple(f"{root}big/{i}" for i in range(pages))
