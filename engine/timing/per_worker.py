@@ -54,9 +54,10 @@ LONG_STEP_NS = 50_000_000
 # knows no states of its own, so that workers.py can hold a WorkerTiming).
 MAX_STATES = 16
 _STATE_SLOT: dict[str, int] = {}
-# State changes a worker keeps: one step can pass parsing -> waiting -> connecting ->
-# headers, and a long step is put down to the state its time went to.
-TRAIL = 8
+# State changes a worker keeps: one step can pass parsing -> waiting -> (robots ->
+# throttled ->) connecting -> headers, and a long step is put down to the state its time
+# went to.
+TRAIL = 6
 # A state change: (monotonic time, the state entered, the URL held then).
 Change = tuple[float, str, str | None]
 NO_CHANGE: Change = (0.0, "", None)

@@ -381,9 +381,10 @@ async def test_a_big_page_is_parsed_off_the_loop_with_the_same_links(
         return parse_links(*args)
 
     monkeypatch.setattr(crawler_module, "parse_links", parse_and_note_thread)
-    links = "".join(f'<a href="/p{i}">p</a><p>{"filler " * 40}</p>' for i in range(1000))
+    filler = "filler " * (crawler_module.PARSE_IN_THREAD_BYTES // 7000 + 1)
+    links = "".join(f'<a href="/p{i}">p</a><p>{filler}</p>' for i in range(1000))
     body = f"<html><body>{links}</body></html>"
-    assert len(body.encode()) > 256 * 1024
+    assert len(body.encode()) > crawler_module.PARSE_IN_THREAD_BYTES
     root = await serve({"/": html(body)})
     crawler = await run_crawl(root, max_pages=1)
     record = crawler.ledger.done[root]
