@@ -30,7 +30,6 @@ from ..keys import Key, screen_actions
 from ..textual_private import TimedScreen, report_error
 from ..widgets.code_pane import CodePane
 from ..widgets.held import Held, Repaints
-from ..widgets.help_screen import HelpScreen
 from ..widgets.keys_footer import KeysFooter
 from ..widgets.queue_panel import QueuePanel, QueueView
 from ..widgets.recent_fetches import RecentFetches
@@ -478,6 +477,8 @@ class PanelsScreen(TimedScreen, TimeViews, CodeViews, WorkerFilter):
         return bool(self.check_action(name, ()))
 
     def action_help(self) -> None:
+        from ..widgets.help_screen import HelpScreen  # Markdown's parser: 80 ms of import
+
         self.app.push_screen(HelpScreen())
 
     def action_worker_detail(self) -> None:
@@ -495,5 +496,4 @@ class PanelsScreen(TimedScreen, TimeViews, CodeViews, WorkerFilter):
 
     def action_hosts(self) -> None:
         if self.source is not None:
-            screen = HostsScreen(self.source, self.host_controls(), self.reproducible)
-            self.app.push_screen(screen)
+            self.app.push_screen(HostsScreen(self.source, self.host_controls(), self.reproducible))
