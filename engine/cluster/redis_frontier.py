@@ -140,6 +140,7 @@ class RedisFrontier:
         # The Crawl-delay a host's robots.txt asked for, once this process knows it.
         self._crawl_delay_of = crawl_delay_of
         self.figures = ClusterFigures()
+        self._books = (self.figures, self.figures.accounting())  # accounting() of figures
         self._store_seconds = 0.0  # awaiting Redis, all rounds so far (store_time)
         self._rounds = 0
         self.fresh = False  # figures read after everything this process did was sent
@@ -245,7 +246,12 @@ class RedisFrontier:
         return self.figures.unfinished
 
     def accounting(self) -> Accounting | None:
-        return self.figures.accounting()
+        # Asked at every take and let-go of a URL (the flight recorder's counts) and every
+        # frame; the figures change once a round: built again only then.
+        figures = self.figures
+        if self._books[0] is not figures:
+            self._books = (figures, figures.accounting())
+        return self._books[1]
 
     async def close(self) -> None:
         """Send what is owed (leases given back, ended) and stop the pump. If Redis
