@@ -4,7 +4,10 @@ policy in turn, each crawl a fresh process, the order swapped every round:
 
 - inline: every page parsed on the loop, in the step that read its body;
 - threads: a page of 256 KiB or more parsed in one of two threads (the GIL shared with
-  the loop), the loop free meanwhile.
+  the loop), the loop free meanwhile;
+- threads-1mb: the same from 1 MiB.
+
+(The engine's own policy, crawler.PARSE_IN_THREAD_BYTES, was decided from these.)
 
 Printed side by side: each crawl's wall time, its pages/s, and the longest step that
 held the loop (the loop-blocked warning's figure), medians over the rounds.
@@ -29,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO, machine_line, median, parser, table, write_results
+from bench.common import child_figures, machine_line, median, parser, table, write_results
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 POLICIES = {"inline": 1 << 40, "threads": 256 * 1024, "threads-1mb": 1 << 20}
@@ -75,11 +78,7 @@ async def crawl(root: str, threshold: int) -> dict[str, Any]:
 
 
 def one(root: str, policy: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.big_pages", "--child", policy, root]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return child_figures("bench.big_pages", "--child", policy, root)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -406,6 +406,16 @@ def _is_number(text: str) -> bool:
 # ---- command line and results ----------------------------------------------------------
 
 
+def child_figures(module: str, *args: str) -> dict[str, Any]:
+    """Run `python -m module args...` in a fresh process (this checkout's) and return the
+    JSON object its last line of output prints; RuntimeError with its stderr if it fails."""
+    cmd = [sys.executable, "-m", module, *args]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--quick", action="store_true", help="small and fast: a smoke test")

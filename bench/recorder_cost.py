@@ -16,15 +16,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import time
 from typing import Any
 
 from bench.common import (
-    REPO,
     DemoSite,
     SiteOptions,
+    child_figures,
     fastest_ratio,
     machine_line,
     median,
@@ -106,12 +105,7 @@ async def crawl(mode: str, root: str, workers: int) -> dict[str, Any]:
 
 
 def one_crawl(mode: str, url: str, workers: int) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.recorder_cost", "--child", mode, url]
-    cmd += ["--workers", str(workers)]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return child_figures("bench.recorder_cost", "--child", mode, url, "--workers", str(workers))
 
 
 def tui_side_by_side(args: argparse.Namespace) -> int:

@@ -13,14 +13,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
-import sys
 from typing import Any
 
 from bench.common import (
-    REPO,
     DemoSite,
     SiteOptions,
+    child_figures,
     fastest_ratio,
     machine_line,
     median,
@@ -44,12 +42,7 @@ def child(mode: str, root: str, workers: int) -> None:
 
 
 def one_crawl(mode: str, url: str, workers: int) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.timing_cost", "--child", mode, url]
-    cmd += ["--workers", str(workers)]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return child_figures("bench.timing_cost", "--child", mode, url, "--workers", str(workers))
 
 
 def main(argv: list[str] | None = None) -> int:
