@@ -173,6 +173,11 @@ class LocalCluster:
             child = Child(number, proc)
             child.reading = asyncio.create_task(self._read(child), name=f"child-{number}")
             self.children.append(child)
+            if self.stopping:
+                # stop() ran while this child was being started (a record of another
+                # child's could not be written): it signalled the children it knew of.
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGTERM)
 
     def _spec(self, redis_url: str) -> bytes:
         return spec_line(
