@@ -43,6 +43,17 @@ def where(line: str) -> tuple[int, str]:
     raise AssertionError(f"no function {qualname} in a module {filename}")
 
 
+async def crawl_dense(serve: Serve, workers: int, pages: int) -> tuple[Crawler, str]:
+    """The dense site (a root linking /big, a page of DENSE_LINKS links) crawled to the
+    end: the crawler, and the site's base URL."""
+    base = (await serve(dense_site())).rstrip("/")
+    config = CrawlConfig(roots=(base + "/",), max_tasks=workers, max_links=DENSE_LINKS,
+                         max_pages=pages)  # fmt: skip
+    crawler = Crawler(config)
+    await crawler.crawl()
+    return crawler, base
+
+
 def of_kind(snap: Snapshot, kind: LintKind) -> list[Lint]:
     return [lint for lint in snap.warnings if lint.kind is kind]
 
@@ -51,10 +62,7 @@ def of_kind(snap: Snapshot, kind: LintKind) -> list[Lint]:
 async def test_a_link_dense_page_raises_loop_blocked_naming_worker_and_url(
     serve: Serve,
 ) -> None:
-    base = (await serve(dense_site())).rstrip("/")
-    config = CrawlConfig(roots=(base + "/",), max_tasks=3, max_links=DENSE_LINKS, max_pages=8)
-    crawler = Crawler(config)
-    await crawler.crawl()
+    crawler, base = await crawl_dense(serve, workers=3, pages=8)
     snap = crawler.snapshot()
     big = base + "/big"
     blocked = [lint for lint in of_kind(snap, LintKind.LOOP_BLOCKED) if lint.url == big]
@@ -84,10 +92,7 @@ async def test_a_long_step_is_put_down_to_the_page_it_parsed_not_the_request_aft
     # its request (body -> parsing -> waiting -> connecting -> headers) before it gives
     # the loop back.
     monkeypatch.setattr(crawler_module, "PARSE_IN_THREAD_BYTES", 1 << 40)
-    base = (await serve(dense_site())).rstrip("/")
-    config = CrawlConfig(roots=(base + "/",), max_tasks=1, max_links=DENSE_LINKS, max_pages=4)
-    crawler = Crawler(config)
-    await crawler.crawl()
+    crawler, base = await crawl_dense(serve, workers=1, pages=4)
     snap = crawler.snapshot()
     big = base + "/big"
     blocked = of_kind(snap, LintKind.LOOP_BLOCKED)
