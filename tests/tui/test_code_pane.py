@@ -57,7 +57,9 @@ async def test_stage_3_shows_the_code_from_the_start_where_it_fits() -> None:
         crawler = await crawler_of(pilot)
         await until(pilot, lambda: len(crawler.ledger.done) >= 2, "2 pages")
         pane = app.panels.query_one(CodePane)
-        await until(pilot, lambda: pane.display and drawn(pane), "the pane, unasked")
+        # Drawn from the workers' rows: a frame before the first rows draws the module alone.
+        await until(pilot, lambda: pane.display and drawn(pane) and bool(pane.drawn_from),
+                    "the pane, unasked, with the workers' rows")  # fmt: skip
         # Titled by the module the highlighted worker waits in (the chapter's words for
         # its crawler); a worker at its host's gate waits in politeness.py.
         title = str(pane.border_title)
