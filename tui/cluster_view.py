@@ -12,7 +12,6 @@ view (`--read-only`, what `serve --redis` gives the class), not a protection.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
 
@@ -90,9 +89,9 @@ class ClusterAttached:
             started(cluster, controls, self.site)
             await reading
         finally:
+            cluster.stop()
             reading.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reading
+            await asyncio.wait({reading})
             await self.client.aclose()
 
     @property

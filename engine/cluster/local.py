@@ -105,6 +105,7 @@ class LocalCluster:
         self.deaths: list[str] = []  # a line for each process that ended by a signal
         self.bad_lines = 0
         self.stopping = False
+        self._kill_at_grace: asyncio.TimerHandle | None = None  # armed by stop()
         self.final: Accounting | None = None  # Redis's, read as the crawl ended
         # Every process's host rows added up, from their last publications: the report's
         # "Hosts" section, as one process's own HostBook gives it.
@@ -220,12 +221,15 @@ class LocalCluster:
             self.deaths.append(f"{who} ended with status {code} (its own lines above say why)")
 
     def stop(self) -> None:
-        """Ask every child to stop: each gives its leases back and ends."""
+        """Ask every child to stop: each gives its leases back and ends, or is killed
+        STOP_GRACE seconds later (whoever waits for the children, waits no longer)."""
         self.stopping = True
         for child in self.children:
             if child.proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     child.proc.send_signal(signal.SIGTERM)
+        if self._kill_at_grace is None:
+            self._kill_at_grace = asyncio.get_running_loop().call_later(STOP_GRACE, self.kill)
 
     def kill(self) -> None:
         for child in self.children:
@@ -252,6 +256,8 @@ class LocalCluster:
                     await self._read_hosts()
             await self._chain_redirects()
         finally:
+            if self._kill_at_grace is not None:
+                self._kill_at_grace.cancel()
             for child in self.children:
                 if child.proc.stdin is not None:
                     child.proc.stdin.close()

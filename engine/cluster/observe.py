@@ -107,20 +107,27 @@ class Publisher:
         self.past: FlightRing | None = None
         self._past_seen = 0  # the ring's events added when the last batch was made
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
 
     def start(self) -> None:
         if not self._tasks:
+            self._stopping = False
             self._tasks = [
                 asyncio.create_task(self._publish_forever(), name="cluster-publish"),
                 asyncio.create_task(self._take_controls(), name="cluster-controls"),
             ]
 
     async def stop(self) -> None:
+        # redis-py can swallow a cancellation that lands in the middle of a command (its
+        # issue #2028, seen here as a RedisError): a loop that only waited to be cancelled
+        # then published forever, and its process never ended. Each loop also looks at
+        # _stopping, so it ends within one turn (CONTROL_WAIT at most) whatever a command
+        # did with the cancellation.
+        self._stopping = True
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._tasks:
+            await asyncio.wait(self._tasks)
         self._tasks = []
         with contextlib.suppress(RedisError, OSError):
             await self.publish()  # the last state, seen until the key expires
@@ -180,14 +187,15 @@ class Publisher:
         self.watched = bool(wants)
 
     async def _publish_forever(self) -> None:
-        while True:
+        while not self._stopping:
             with contextlib.suppress(RedisError, OSError):  # the frontier says it is lost
                 await self.publish()
-            await asyncio.sleep(PUBLISH_EVERY)
+            if not self._stopping:
+                await asyncio.sleep(PUBLISH_EVERY)
 
     async def _take_controls(self) -> None:
         key = f"{self.prefix}ctl:{self.name}"
-        while True:
+        while not self._stopping:
             try:
                 got = await self.client.blpop([key], timeout=CONTROL_WAIT)
             except (RedisError, OSError):
@@ -322,6 +330,7 @@ class ClusterCrawl:
         self.processes: tuple[ProcessView, ...] = ()
         self.unreachable: str | None = None  # why this view cannot read Redis
         self.ready = asyncio.Event()  # set once a process has been read
+        self.stopping = False  # run() ends at its next turn (stop())
         self._numbers: dict[str, int] = {}
         self._blobs: dict[str, Published] = {}
         self.bad_entries = 0  # publications left out: not what a process of ours writes
@@ -449,14 +458,20 @@ class ClusterCrawl:
     # ---- reading Redis -------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Read the cluster every REFRESH_EVERY seconds until cancelled."""
-        while True:
+        """Read the cluster every REFRESH_EVERY seconds until cancelled or stopped."""
+        while not self.stopping:
             try:
                 await self.refresh()
                 self.unreachable = None
             except (RedisError, OSError) as exc:
                 self.unreachable = describe_exception(exc)
-            await asyncio.sleep(REFRESH_EVERY)
+            if not self.stopping:
+                await asyncio.sleep(REFRESH_EVERY)
+
+    def stop(self) -> None:
+        """End run() at its next turn: a cancellation alone may be swallowed by the Redis
+        client (see Publisher.stop)."""
+        self.stopping = True
 
     async def refresh(self) -> None:
         p = self.prefix
