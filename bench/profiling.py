@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 _ENGINE = str(REPO / "engine") + "/"
 _TUI = str(REPO / "tui") + "/"
+IDLE = "waiting in select() (idle)"
 TUI_TICK = "crawlscope TUI (_tick: snapshot, widget updates)"
 TEXTUAL = "Textual + Rich (layout, render, compositor)"
 _BENCH = str(REPO / "bench") + "/"
@@ -40,7 +41,7 @@ _LIBRARIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("URL handling (yarl, urllib, normalize, scope)", ("/yarl/",)),
 )
 _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("waiting in select() (idle)", ("selectors.py:select",)),
+    (IDLE, ("selectors.py:select",)),
     ("parsing (bs4 + lxml)", (_ENGINE + "links.py", "/encodings/", "codecs.py")),
     (
         "URL handling (yarl, urllib, normalize, scope)",

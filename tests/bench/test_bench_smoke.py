@@ -22,7 +22,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "screen_scale": ("kb_per_worker_screen", "frame_ms_mean", "frames_skipped"),
     "memory": ("idle", "big_crawl"),
     "timing_cost": ("rows", "pages_per_s_ratio", "cpu_per_page_ratio", "fastest_ratio"),
-    "per_core": ("rows", "summary"),
+    "per_core": ("rows", "summary", "profile"),
     "table_pace": ("summary", "runs"),
     "procs": ("rows", "pages_per_s", "ratio", "cpu_us_per_page", "ceiling", "tax", "model"),
     "recorder_cost": (
@@ -67,6 +67,15 @@ def test_quick_mode_writes_its_results(script: str, tmp_path: Path) -> None:
                 continue
             assert {"child", "redis"} <= set(row["roles_seen"]), row["roles_seen"]
             assert parts["children"] > 0 and parts["site"] > 0, parts
+    if script == "per_core":
+        # The profile side by side: each side's categories add up to its CPU a page, and
+        # only the engine parses.
+        *parts, whole = document["figures"]["profile"]["categories"]
+        assert whole["category"] == "all"
+        for side in ("fetch_us", "engine_us"):
+            assert sum(p[side] for p in parts) == pytest.approx(whole[side], rel=0.01)
+        (parsing,) = [p for p in parts if p["category"].startswith("parsing")]
+        assert parsing["fetch_us"] == 0 < parsing["engine_us"]
     if script == "recorder_cost":
         on = [row for row in document["figures"]["rows"] if row["mode"] == "on"]
         # What the ring holds is measured, and the bound's estimate is not below it.
