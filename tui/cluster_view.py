@@ -93,6 +93,8 @@ class ClusterAttached:
             reading.cancel()
             await asyncio.wait({reading})
             await self.client.aclose()
+            if not reading.cancelled():
+                reading.result()  # a bug in the reading is not hidden
 
     @property
     def site(self) -> str:

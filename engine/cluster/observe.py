@@ -126,9 +126,12 @@ class Publisher:
         self._stopping = True
         for task in self._tasks:
             task.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks)
-        self._tasks = []
+        tasks, self._tasks = self._tasks, []
+        if tasks:
+            await asyncio.wait(tasks)
+        for task in tasks:
+            if not task.cancelled():
+                task.result()  # a bug in a loop is not hidden
         with contextlib.suppress(RedisError, OSError):
             await self.publish()  # the last state, seen until the key expires
 
