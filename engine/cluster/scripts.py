@@ -77,9 +77,15 @@ local function set_aside(why, raw)
   redis.call('HINCRBY', P .. 'n', 'bad', 1)
 end
 -- A host's queue key; if it held something other than a list, that is renamed out of
--- the way first (to bad:<n>), and the queue starts again empty.
+-- the way first (to bad:<n>), and the queue starts again empty. Looked at once a script
+-- call: nothing else runs while a script does, and this one only keeps lists there (a
+-- page's TYPE checks were 5 of its some 40 commands in Redis).
+local lists = {{}}
 local function queue_of(host)
   local key = P .. 'q:' .. host
+  if lists[key] then
+    return key
+  end
   local kind = redis.call('TYPE', key).ok
   if kind ~= 'list' and kind ~= 'none' then
     local n = redis.call('HINCRBY', P .. 'n', 'bad', 1)
@@ -87,6 +93,7 @@ local function queue_of(host)
     redis.call('RPUSH', P .. 'bad', 'a ' .. kind .. ', not a list, renamed to bad:' .. n
       .. ': ' .. key)
   end
+  lists[key] = true
   return key
 end
 -- A host is in `ready` exactly when it has queued work and a free slot.
