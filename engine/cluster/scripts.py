@@ -119,6 +119,18 @@ local function wake(host, limit)
     redis.call('ZADD', P .. 'ready', 'NX', num(redis.call('HGET', P .. 'next', host)), host)
   end
 end
+-- Hosts a script added to or freed a slot of, woken once each at its end (wake_all)
+-- rather than at every URL: nothing that script reads of `ready` comes in between.
+local to_wake = {{}}
+local function wake_later(host)
+  to_wake[host] = true
+end
+local function wake_all(limit)
+  for host in pairs(to_wake) do
+    wake(host, limit)
+  end
+  to_wake = {{}}
+end
 -- The lease leaves the in-flight set; its host, or nil if it was not there (expired
 -- and reclaimed, or ended already): then nothing may be counted twice.
 local function release(member)
@@ -165,7 +177,7 @@ for i = 0, pairs_n - 1 do
       redis.call('RPUSH', queue, member)
       count('queued', 1)
       count('unfinished', 1)
-      wake(host, limit)
+      wake_later(host)
       added = added + 1
     end
   end
@@ -178,6 +190,7 @@ for i = 5 + 2 * pairs_n, #ARGV do
     count('filtered', 1)
   end
 end
+wake_all(limit)
 write_counts()
 return added
 """
@@ -219,7 +232,7 @@ for i = 0, leases - 1 do
   if host then
     count('unfinished', -1)
     count(outcome, 1)
-    wake(host, limit)
+    wake_later(host)
     ended = ended + 1
     if budget > 0 and outcome == 'filtered' then
       local waiting = redis.call('LPOP', P .. 'over')
@@ -230,7 +243,7 @@ for i = 0, leases - 1 do
         if next_host then
           redis.call('RPUSH', queue_of(next_host), waiting)
           count('queued', 1)
-          wake(next_host, limit)
+          wake_later(next_host)
         end
       else
         count('admitted', -1)
@@ -238,6 +251,7 @@ for i = 0, leases - 1 do
     end
   end
 end
+wake_all(limit)
 write_counts()
 if ended > 0 and num(redis.call('HGET', P .. 'n', 'unfinished')) <= 0 then
   redis.call('HSET', P .. 'n', 'ended', now_ms())
