@@ -54,7 +54,7 @@ local function num(value)
   return (value and tonumber(value)) or 0
 end
 -- The counts in `n` a script moves, written once at its end (write_counts): moved one
--- HINCRBY at a time they were 8 of a page's some 40 commands in Redis.
+-- HINCRBY at a time they were 8 of a page's 36 commands in Redis.
 local moved = {{}}
 local function count(field, by)
   moved[field] = (moved[field] or 0) + by
@@ -93,7 +93,7 @@ end
 -- A host's queue key; if it held something other than a list, that is renamed out of
 -- the way first (to bad:<n>), and the queue starts again empty. Looked at once a script
 -- call: nothing else runs while a script does, and this one only keeps lists there (a
--- page's TYPE checks were 5 of its some 40 commands in Redis).
+-- page's TYPE checks were 5 of its 36 commands in Redis).
 local lists = {{}}
 local function queue_of(host)
   local key = P .. 'q:' .. host
