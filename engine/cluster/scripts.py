@@ -168,8 +168,8 @@ for i = 0, pairs_n - 1 do
   if redis.call('SADD', P .. 'seen', url) == 1 then
     local host = host_of(member)
     local queue = queue_of(host)
-    local admitted = num(redis.call('HGET', P .. 'n', 'admitted')) + (moved['admitted'] or 0)
-    if budget > 0 and admitted >= budget then
+    if budget > 0
+        and num(redis.call('HGET', P .. 'n', 'admitted')) + (moved['admitted'] or 0) >= budget then
       redis.call('RPUSH', P .. 'over', member)
       count('unfetched', 1)
     else
