@@ -77,8 +77,7 @@ async def crawl(mode: str, root: str, workers: int) -> dict[str, Any]:
 
             return call
 
-        crawler.state_listeners.remove(recorder.on_state)
-        crawler.state_listeners.append(timed(recorder.on_state))
+        crawler.tap = timed(recorder.on_state)
         crawler.ledger.record_listeners.remove(recorder.on_record)
         crawler.ledger.record_listeners.append(timed(recorder.on_record))
     stamps: list[float] = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import aiohttp
@@ -93,6 +93,11 @@ class Crawler:
         # Called with the worker after each of its state changes, and with None after a
         # change of phase (a recorder listens; nothing does by default).
         self.state_listeners: Listeners[Worker | None] = Listeners(self.ledger.report_fault)
+        # The flight recorder's own hook, told before the listeners and in the same way,
+        # but called straight: it hears every state change of every crawl, and a
+        # Listeners' copy and loop cost it as much again as its own work
+        # (engine/trace/recording.py). One that raises is let go, as a listener is.
+        self.tap: Callable[[Worker | None], None] | None = None
         # A listener that failed or a worker that died: the output asked for is broken, or
         # the engine is; either way the crawl stops (gracefully) and says why (`faults`).
         self.ledger.on_fault = lambda _exc: self.stop()
@@ -268,14 +273,30 @@ class Crawler:
         # In slow motion it lingers inside its first real await in `state` (timing/slowmo.py).
         w.owed = True
         self._touch(w)
+        tap = self.tap
+        if tap is not None:
+            try:
+                tap(w)
+            except Exception as exc:
+                self._tap_failed(exc)
         if self.state_listeners:
             self._notify(w)
+
+    def _tap_failed(self, exc: Exception) -> None:
+        self.tap = None
+        self.ledger.report_fault(exc)
 
     def _notify(self, w: Worker | None) -> None:
         self.state_listeners.tell(w)
 
     def _set_phase(self, phase: Phase) -> None:
         self.phase = phase
+        tap = self.tap
+        if tap is not None:
+            try:
+                tap(None)
+            except Exception as exc:
+                self._tap_failed(exc)
         if self.state_listeners:
             self._notify(None)
 

@@ -55,12 +55,13 @@ class FlightOptions:
 
 
 # What an item holds beyond what the crawl keeps anyway (events.py), by kind, as the
-# writer estimates it without a look at the item: the tuple, its time and numbers, its
-# URL's characters on top (counted as the ring's though the worker shares the string);
-# a counts tuple where there is one; for a fetch, its counts but not the record, which
-# the ledger keeps for the whole crawl. bench/recorder_cost.py measures them against these.
+# writer estimates it without a look at the item: a state item's tuple, its time and
+# numbers (its URL is the string its fetch's item counts); a counts tuple and a timing
+# tuple where there is one; for a fetch, its counts and URL but not the record, which the
+# ledger keeps for the whole crawl. bench/recorder_cost.py measures them against these.
 STATE_BYTES = 220
 COUNTS_BYTES = 400
+TIMING_BYTES = 160
 FETCH_BYTES = 650
 
 
@@ -95,6 +96,9 @@ class FlightRing:
         self.base = CrawlState()  # the crawl as the events let go left it
         self.dropped = 0  # items let go
         self.chunk = CHUNK  # items a chunk holds (the recorder fills the open one itself)
+        # Of the chunk being filled, the items add() counted the bytes of; the others, the
+        # state items the recorder puts in itself, are counted as it closes.
+        self._sized = 0
 
     def __len__(self) -> int:
         return self.added - self.dropped
@@ -104,10 +108,13 @@ class FlightRing:
         chunk = self.filled
         chunk.append(item)
         self.bytes += size
+        self._sized += 1
         if len(chunk) >= CHUNK:
             self.close_chunk(item[1])
 
     def close_chunk(self, now: float) -> None:
+        self.bytes += (len(self.filled) - self._sized) * STATE_BYTES
+        self._sized = 0
         summary = summarize(self.filled) if self.summarize else None
         self._summaries.append(summary)
         if summary is not None:

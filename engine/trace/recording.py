@@ -23,8 +23,8 @@ from ..lints.lint import Lint
 from ..observe.snapshot import HOST_ROWS, HostView
 from ..observe.workers import Worker
 from ..records import FetchRecord, LineFile
-from .events import COUNT_KEYS, FETCH, OTHER, PAUSED, RETIRING, STATE, Item, to_event
-from .flight import COUNTS_BYTES, FETCH_BYTES, STATE_BYTES, FlightRing, event_bytes
+from .events import COUNT_KEYS, FETCH, OTHER, STATE, Item, to_event
+from .flight import COUNTS_BYTES, FETCH_BYTES, TIMING_BYTES, FlightRing, event_bytes
 
 FORMAT_VERSION = 1
 # Seconds of the crawl between two "hosts" lines at most: the rows move with every
@@ -84,7 +84,12 @@ class Recorder:
         if self._file is not None:
             self._file.write_line(json.dumps(start, ensure_ascii=True))
         self._read_counts = crawler.counts
-        crawler.state_listeners.append(self.on_state)
+        # The crawler's own hook when it is free (one recorder a crawl, as a plan makes);
+        # a second recorder listens as anyone else does.
+        if crawler.tap is None:
+            crawler.tap = self.on_state
+        else:
+            crawler.state_listeners.append(self.on_state)
         crawler.ledger.record_listeners.append(self.on_record)
         crawler.ledger.unfetched_listeners.append(self.on_unfetched)
         crawler.ledger.filtered_listeners.append(self.on_filtered)
@@ -131,40 +136,46 @@ class Recorder:
             self._write(event)
             self._note_hosts(event["t"], True)
             return
-        # When the crawler says the worker entered the state, not a second reading of
-        # the clock: a parse thread can hold the GIL between the two for milliseconds,
-        # and the replay's "for" column would be off by as much.
-        # (Before the crawl's clock starts, the recording's own starts here: not below 0.)
-        # This runs at every state change of every worker, always (the flight recorder):
-        # written flat, each lookup once (bench/recorder_cost.py measures what it costs).
+        # This runs at every state change of every worker, always (the flight recorder),
+        # so it is written flat, each lookup once: bench/recorder_cost.py measures it.
+        # The time is when the crawler says the worker entered the state, not a second
+        # reading of the clock: a parse thread can hold the GIL between the two for
+        # milliseconds, and the replay's "for" column would be off by as much. (Before the
+        # crawl's clock starts, the recording's own starts here: not below 0.)
         t0 = self._t0
-        t = w.since - (t0 if t0 is not None else self._origin())
+        if t0 is None:
+            t0 = self._origin()
+        t = w.since - t0
         if t < 0.0:
             t = 0.0
-        url, wid = w.url, w.id
+        url = w.url
+        wid = w.id
         # What a replay keeps from the event before when an event leaves it out: the
         # timing, and the counts. The counts move when a worker takes or lets go of a URL
-        # (and at a fetch, whose event has them): only then are they read.
-        size = STATE_BYTES + len(url) if url else STATE_BYTES
+        # (and at a fetch, whose event has them): only then are they read, every time, so
+        # that a replay shows the same counts at the same moment as the crawl did.
+        ring = self.ring
         counts = None
         held = self._held
-        if held.get(wid) != url:
+        if held.get(wid) is not url:
             held[wid] = url
             counts = self._read_counts()
-            size += COUNTS_BYTES
+            if ring is not None:
+                ring.bytes += COUNTS_BYTES
         timing = None
         timings = self._timings
         if t - timings.get(wid, -TIMING_EVERY) >= TIMING_EVERY:
             timings[wid] = t
             timing = tuple(w.timing.summary())  # a plain tuple: the collector lets it be
-        flags = (PAUSED if w.paused else 0) | (RETIRING if w.retiring else 0)
-        item = (STATE, t, wid, w.state._value_, url, w.pages, flags, timing, counts)
-        ring = self.ring
+            if ring is not None:
+                ring.bytes += TIMING_BYTES
+        # PAUSED | RETIRING as bits (events.py), from the two booleans.
+        item = (STATE, t, wid, w.state._value_, url, w.pages, w.paused | w.retiring << 1,
+                timing, counts)  # fmt: skip
         if ring is not None:
-            # ring.add, written out: this is the one call made at every state change.
+            # ring.add, written out; the item's own bytes are counted as its chunk closes.
             chunk = ring.filled
             chunk.append(item)
-            ring.bytes += size
             if len(chunk) >= ring.chunk:
                 ring.close_chunk(t)
         if self._file is not None:
@@ -184,8 +195,10 @@ class Recorder:
         self._write({"t": t, "kind": "hosts", "rows": plain, "count": count, "depths": depths})
 
     def on_record(self, record: FetchRecord) -> None:
-        origin = self._t0 if self._t0 is not None else self._origin()  # before the clock
-        t = time.monotonic() - origin
+        t0 = self._t0
+        if t0 is None:
+            t0 = self._origin()  # before the crawl's clock starts
+        t = time.monotonic() - t0
         extra: dict[str, Any] | None = None
         if record.next_url is not None:
             extra = {"budget_left": record.url not in self.crawler.ledger.redirects.limited}
@@ -196,9 +209,15 @@ class Recorder:
             elif target in self.crawler.ledger.unfetched:
                 extra["target"] = "unfetched"
         # The record itself, shared with the ledger that keeps it: made an object only
-        # when read (events.py).
-        self._keep((FETCH, t, record, extra, self._counts()), FETCH_BYTES + len(record.url))
-        self._note_hosts(t)
+        # when read (events.py). Once a fetch, always: written out as on_state is.
+        item = (FETCH, t, record, extra, self._read_counts())
+        ring = self.ring
+        if ring is not None:
+            ring.add(item, FETCH_BYTES + len(record.url))
+        if self._file is not None:
+            self._file.write_line(json.dumps(to_event(item), ensure_ascii=True))
+        if t - self._hosts_at >= HOSTS_EVERY:
+            self._note_hosts(t)
 
     def on_unfetched(self, left: tuple[str, int, int, str | None]) -> None:
         """A URL left unfetched by --max-depth or --max-pages: what `crawlscope why` says."""
@@ -241,6 +260,8 @@ class Recorder:
             return
         self._closed = True
         # The file is closing: nothing more to hear.
+        if self.crawler.tap == self.on_state:
+            self.crawler.tap = None
         if self.on_state in self.crawler.state_listeners:
             self.crawler.state_listeners.remove(self.on_state)
         if self.on_record in self.crawler.ledger.record_listeners:

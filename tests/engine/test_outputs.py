@@ -72,6 +72,26 @@ async def test_a_state_listener_that_raises_stops_the_crawl_and_loses_nothing(
     assert_accounted(crawler)
 
 
+async def test_a_tap_that_raises_is_let_go_and_stops_the_crawl(demo: DemoServer) -> None:
+    # The flight recorder's hook (Crawler.tap) is called straight, not through Listeners:
+    # its failure must still be one fault, told once, and a graceful stop.
+    crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=3))
+    calls: list[int] = []
+
+    def flaky(w: Worker | None) -> None:
+        if crawler.ledger.done:
+            calls.append(1)
+            raise OSError("disk gone")
+
+    crawler.tap = flaky
+    await asyncio.wait_for(crawler.crawl(), NO_HANG)
+    assert crawler.phase is Phase.STOPPED
+    assert [str(f) for f in crawler.ledger.faults] == ["disk gone"]
+    assert calls == [1] and crawler.tap is None
+    assert not crawler.ledger.failed
+    assert_accounted(crawler)
+
+
 async def test_when_every_worker_dies_the_crawl_ends_and_says_so(demo: DemoServer) -> None:
     crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=3))
 

@@ -33,20 +33,25 @@ def panels(crawl: Crawler | ReplayedCrawl) -> dict[str, Any]:
 
 
 async def test_a_state_is_recorded_at_the_moment_the_worker_entered_it(tmp_path: Path) -> None:
-    # A listener told before the recorder holds the loop a while, as a parse thread holding
+    # Something told before the recorder holds the loop a while, as a parse thread holding
     # the GIL can: the recording keeps the crawler's moment, not a later reading of its own.
     path = tmp_path / "crawl.jsonl"
     entered: list[float] = []
 
-    def slow(w: Worker | None) -> None:
-        if w is not None:
-            entered.append(w.since)
-            time.sleep(0.003)
-
     async with DemoServer(DemoConfig(pages=10)) as server:
         crawler = Crawler(CrawlConfig(roots=(server.url,), max_tasks=2))
-        crawler.state_listeners.append(slow)
         recorder = Recorder(crawler, path)
+        record = crawler.tap
+        assert record is not None  # the recorder is the crawler's tap
+
+        def slow_then_record(w: Worker | None) -> None:
+            if w is not None:
+                entered.append(w.since)
+                time.sleep(0.003)
+            assert record is not None
+            record(w)
+
+        crawler.tap = slow_then_record
         await crawler.crawl()
         recorder.close()
     assert crawler.t0 is not None and entered
