@@ -16,7 +16,10 @@ def socket_inodes(pid: int) -> set[str]:
     """The inodes of the sockets process `pid` holds open."""
     inodes = set()
     for fd in Path(f"/proc/{pid}/fd").iterdir():
-        target = os.readlink(fd)
+        try:
+            target = os.readlink(fd)
+        except FileNotFoundError:
+            continue  # closed since the listing (redis opens and closes files): not a listener
         if target.startswith("socket:["):
             inodes.add(target.removeprefix("socket:[").removesuffix("]"))
     return inodes
