@@ -286,17 +286,21 @@ class Crawler:
         self.tap = None
         self.ledger.report_fault(exc)
 
+    def _tell_tap(self, w: Worker | None) -> None:
+        """The tap, told as `_enter` tells it (where it is written out: the hot path)."""
+        tap = self.tap
+        if tap is not None:
+            try:
+                tap(w)
+            except Exception as exc:
+                self._tap_failed(exc)
+
     def _notify(self, w: Worker | None) -> None:
         self.state_listeners.tell(w)
 
     def _set_phase(self, phase: Phase) -> None:
         self.phase = phase
-        tap = self.tap
-        if tap is not None:
-            try:
-                tap(None)
-            except Exception as exc:
-                self._tap_failed(exc)
+        self._tell_tap(None)
         if self.state_listeners:
             self._notify(None)
 
