@@ -316,9 +316,14 @@ class Crawler:
         try:
             while not w.retiring:
                 await self._hold_if_paused(w)
+                # "waiting" is entered only when get() will suspend, as "throttled" is only
+                # when the gate will: a state is where a worker waits, and with a full
+                # queue it never waits here (the chapter's get() does not yield then).
                 # No linger: the fetch before lingered at its end, still holding its URL.
-                self._enter(w, WorkerState.WAITING)
-                lease = await self.q.get()
+                lease = self.q.take_ready()
+                if lease is None:
+                    self._enter(w, WorkerState.WAITING)
+                    lease = await self.q.get()
                 if self.host_book.take(lease):
                     continue  # its host is blocked: parked, and still queued
                 url, max_redirect = w.url, w.max_redirect = lease.pair
@@ -468,7 +473,9 @@ class Crawler:
         try:
             await self._step(w, WorkerState.CONNECTING)
             async with session.get(target, headers=headers, allow_redirects=False) as response:
-                await self._step(w, WorkerState.BODY)
+                # A body that came whole with the headers is not waited for: no "body".
+                if not response.content.is_eof():
+                    await self._step(w, WorkerState.BODY)
                 body, problem = await self._read_body(response)
         except Exception:
             self.host_book.no_answer(origin)

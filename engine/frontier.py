@@ -49,6 +49,11 @@ class Frontier(Protocol):
 
     async def get(self) -> Lease: ...
 
+    def take_ready(self) -> Lease | None:
+        """A lease at once if one is ready here, else None: then get() must wait. The
+        crawler's worker enters "waiting" only then, so the state means what it says."""
+        ...
+
     def put_back(self, lease: Lease) -> None:
         """The leased pair goes back on the queue (its worker was cancelled); the lease
         still ends with task_done()."""
@@ -89,6 +94,11 @@ class MemoryFrontier(asyncio.Queue[Pair]):
 
     async def get(self) -> Lease:  # type: ignore[override]
         return Lease(await super().get())
+
+    def take_ready(self) -> Lease | None:
+        # What get() would do without a suspension: take the first pair, even if a woken
+        # getter has not run yet (it finds the queue empty and waits again, as in get()).
+        return None if self.empty() else Lease(self.get_nowait())
 
     def put_back(self, lease: Lease) -> None:
         self.put_nowait(lease.pair)

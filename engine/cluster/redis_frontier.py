@@ -198,6 +198,9 @@ class RedisFrontier:
         self._adds.append((url, f"{origin_of(url)} {payload}"))
         self._poke()
 
+    def take_ready(self) -> Lease | None:
+        return self._spare.popleft() if self._spare else None
+
     async def get(self) -> Lease:
         if self._spare:
             return self._spare.popleft()

@@ -16,7 +16,7 @@ class WorkerState(StrEnum):
     THROTTLED = "throttled"  # waiting for the per-host limit or delay before a request
     CONNECTING = "connecting"  # acquiring a connection (DNS, TCP, TLS, or the pool)
     HEADERS = "headers"  # request sent, awaiting the response's status line and headers
-    BODY = "body"  # reading the response body
+    BODY = "body"  # reading a response body that did not come whole with its headers
     PARSING = "parsing"  # extracting links: CPU work, the loop runs nothing else meanwhile
     BACKOFF = "backoff"  # sleeping before a retry
     PAUSED = "paused"  # held back by a pause, before taking or fetching a URL

@@ -6,7 +6,11 @@ A tuple costs a fraction of the object it stands for, in time and in memory, and
 flight recorder makes one at every state change of every worker, always (flight.py).
 
     (STATE, t, worker, state, url, pages, flags, timing | None, counts | None)
-    (FETCH, t, record, extra | None, counts)
+    (FETCH, t, record, extra | None)
+
+A fetch's item has no counts: the state change its worker makes next, in the same pass of
+the loop (its next URL's first state, "waiting" or "stopped"), reads them, and no screen,
+frame or rewind can see a moment between the two.
     (OTHER, t, event)             phase, hosts, lint, health, end: already objects
 """
 
@@ -42,9 +46,8 @@ def to_event(item: Item) -> dict[str, Any]:
         if counts is not None:
             event.update(zip(COUNT_KEYS, counts, strict=True))
         return event
-    _, t, record, extra, counts = item
+    _, t, record, extra = item
     event = {"t": t, "kind": "fetch", "record": record.to_dict()}
     if extra:
         event.update(extra)
-    event.update(zip(COUNT_KEYS, counts, strict=True))
     return event

@@ -57,12 +57,12 @@ class FlightOptions:
 # What an item holds beyond what the crawl keeps anyway (events.py), by kind, as the
 # writer estimates it without a look at the item: a state item's tuple, its time and
 # numbers (its URL is the string its fetch's item counts); a counts tuple and a timing
-# tuple where there is one; for a fetch, its counts and URL but not the record, which the
-# ledger keeps for the whole crawl. bench/recorder_cost.py measures them against these.
+# tuple where there is one; for a fetch, its tuple, time and URL but not the record, which
+# the ledger keeps for the whole crawl. bench/recorder_cost.py measures them against these.
 STATE_BYTES = 220
 COUNTS_BYTES = 400
 TIMING_BYTES = 160
-FETCH_BYTES = 650
+FETCH_BYTES = 250
 
 
 def event_bytes(event: dict[str, Any]) -> int:
@@ -184,7 +184,7 @@ class FlightRing:
                 states.append((item[1], item[2], item[3], item[4]))
                 c = item[8]
             elif kind == FETCH:
-                c = item[4]
+                continue
             else:  # an object already: a rare kind, or any kind a viewer got over a monitor
                 event = item[2]
                 if event["kind"] == "state":

@@ -81,8 +81,6 @@ def summarize(chunk: Sequence[Item], recent: int = RECENT_KEPT) -> ChunkSummary:
                 ended = ended or counts[0] in _ENDED
         elif kind == FETCH:
             fetches.append(item)
-            counts = item[4]
-            ended = ended or counts[0] in _ENDED
         else:
             others.append((item, counts))
             counts = None
@@ -155,7 +153,7 @@ class _Fold:
                 counts = item[8]
             elif kind == FETCH:
                 fetch(item)
-                counts = item[4]
+                continue
             else:
                 # An object already: a rare kind here, every kind in a viewer's ring (its
                 # state changes are applied as they come, so none is pending from a tuple).

@@ -91,8 +91,12 @@ class Recorder:
         else:
             crawler.state_listeners.append(self.on_state)
         crawler.ledger.record_listeners.append(self.on_record)
-        crawler.ledger.unfetched_listeners.append(self.on_unfetched)
-        crawler.ledger.filtered_listeners.append(self.on_filtered)
+        if self._file is not None:
+            # URLs no worker fetched go to a file alone (_write_left): a ring-only recorder
+            # that listened would have the ledger make a record of every filtered link
+            # for nothing.
+            crawler.ledger.unfetched_listeners.append(self.on_unfetched)
+            crawler.ledger.filtered_listeners.append(self.on_filtered)
         crawler.health.lint_listeners.append(self.on_lint)
         crawler.health.check_listeners.append(self.on_check)
 
@@ -209,8 +213,10 @@ class Recorder:
             elif target in self.crawler.ledger.unfetched:
                 extra["target"] = "unfetched"
         # The record itself, shared with the ledger that keeps it: made an object only
-        # when read (events.py). Once a fetch, always: written out as on_state is.
-        item = (FETCH, t, record, extra, self._read_counts())
+        # when read (events.py). No counts: the worker's next state change, in the same
+        # pass of the loop, reads them (its URL differs from this one). Once a fetch,
+        # always: written out as on_state is.
+        item = (FETCH, t, record, extra)
         ring = self.ring
         if ring is not None:
             ring.add(item, FETCH_BYTES + len(record.url))
@@ -239,7 +245,7 @@ class Recorder:
         recorder's ring they would push out the minutes it keeps, in a file grow it past
         what a replay loads."""
         if self._file is None or self._left >= MAX_LEFT:
-            return
+            return  # (a ring-only recorder does not listen for these at all)
         self._left += 1
         self._file.write_line(json.dumps(event, ensure_ascii=True))
 

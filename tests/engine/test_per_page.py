@@ -74,10 +74,15 @@ async def test_requests_send_no_trace_signals_yet_workers_show_every_state(site:
     # aiohttp builds a Trace per request and sends a signal per step once a session has
     # a TraceConfig; the two facts they gave (head sent, connection reused) come another way.
     seen: dict[int, list[WorkerState]] = {}
+    waited_with_work: list[int] = []
 
     def note(w: Worker | None) -> None:
         if w is not None:
-            seen.setdefault(w.id, []).append(w.state)
+            states = seen.setdefault(w.id, [])
+            # (A worker is announced as it is added, before its task runs: in "waiting".)
+            if states and w.state is WorkerState.WAITING and crawler.q.qsize():
+                waited_with_work.append(crawler.q.qsize())
+            states.append(w.state)
 
     crawler = Crawler(CrawlConfig(roots=(site,), max_tasks=4, per_host=0))
     crawler.state_listeners.append(note)
@@ -93,8 +98,13 @@ async def test_requests_send_no_trace_signals_yet_workers_show_every_state(site:
                 assert before in (WorkerState.CONNECTING, WorkerState.HEADERS), states
             if state is WorkerState.BODY:
                 assert before is WorkerState.HEADERS, states
+            # Answered: a body still to come ("body"), or one that came whole with the
+            # headers, whose page is parsed next or whose worker goes on.
+            if before is WorkerState.HEADERS and state is not WorkerState.HEADERS:
                 answered += 1
     assert answered >= len(crawler.ledger.done)
+    # "waiting" is where get() suspends: never entered with URLs ready on the queue.
+    assert not waited_with_work
 
 
 async def test_an_origin_is_parsed_once_per_host_not_once_per_url(site: str) -> None:

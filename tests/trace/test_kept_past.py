@@ -23,7 +23,7 @@ from crawlscope.engine.trace.replay import CrawlState, apply_event
 
 async def busy_crawl(ring: FlightRing) -> Crawler:
     """A crawl whose events hold every kind a state can be made of."""
-    site = DemoConfig(pages=400, latency=0.002, error_rate=0.1)
+    site = DemoConfig(pages=600, latency=0.002, error_rate=0.1)
     async with DemoServer(site) as demo:
         crawler = Crawler(CrawlConfig(roots=(demo.url,), max_tasks=6, max_tries=1))
         recorder = Recorder(crawler, None, ring)

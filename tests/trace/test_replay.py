@@ -124,7 +124,7 @@ def test_each_line_of_a_recording_is_json_with_a_time(tmp_path: Path) -> None:
     times = [e["t"] for e in lines[1:]]
     assert times == sorted(times)
     states = {e["state"] for e in lines if e["kind"] == "state"}
-    assert {"waiting", "connecting", "headers", "body", "stopped"} <= states
+    assert {"waiting", "connecting", "headers", "parsing", "stopped"} <= states
     assert all(WorkerState(s) for s in states)
 
 

@@ -23,7 +23,8 @@ inside the first real await of each state; once that await is done its row reads
 and latencies leave the lingers out.
 
 - **waiting**: suspended in `await q.get()`. The queue is empty, so `get()` parked
-  a Future and gave control back to the loop; a `put()` will resolve it.
+  a Future and gave control back to the loop; a `put()` will resolve it. With URLs
+  queued, `get()` returns at once and the worker goes straight to its next URL.
 - **robots**: waiting for the host's robots.txt, fetched once per host before its
   first page; every worker with a URL on that host waits on the same Future.
 - **throttled**: waiting for the per-host limit (`--per-host`) or delay (`--delay`,
@@ -32,7 +33,8 @@ and latencies leave the lingers out.
   a free slot in the pool), each a Future resolved when the socket is ready.
 - **headers**: the request is sent; suspended until the status line and headers
   arrive.
-- **body**: reading the response body, one `await` on the socket per chunk.
+- **body**: reading the response body, one `await` on the socket per chunk. A
+  small page often arrives whole with its headers: nothing is awaited, no **body**.
 - **parsing**: BeautifulSoup extracts the links. Plain CPU work with no `await`, so
   the loop runs nothing else meanwhile: every other row stands still. On a busy
   crawl a row may read *Turns.take*: its page waits for a later pass of the loop,
