@@ -72,7 +72,7 @@ class Recorder:
         self._closed = False
         self._t0: float | None = None
         self._last_phase = ""
-        self._hosts_at = -HOSTS_EVERY  # when the last "hosts" line was written
+        self._hosts_at = -HOSTS_EVERY  # when the host rows were last looked at
         self._hosts: tuple[HostView, ...] = ()  # the rows it held (none, at first)
         self._held: dict[int, str | None] = {}  # the URL each worker's last event held
         self._timings: dict[int, float] = {}  # when each worker's timing was last written
@@ -190,10 +190,13 @@ class Recorder:
         passed (or `now`: at a change of phase and at the end)."""
         if not now and t - self._hosts_at < HOSTS_EVERY:
             return
+        # Looked at now, written or not: rows that stay the same are not built again at
+        # every fetch until they change.
+        self._hosts_at = t
         rows, count = host_rows_of(self.crawler, HOST_ROWS)
         if rows == self._hosts:
             return
-        self._hosts, self._hosts_at = rows, t
+        self._hosts = rows
         plain = [asdict(row) for row in rows]
         depths = list(depth_histogram(self.crawler.host_book.depths))
         self._write({"t": t, "kind": "hosts", "rows": plain, "count": count, "depths": depths})

@@ -4,6 +4,7 @@ a replay at the moment it is moved to."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,10 @@ from host_sites import counted_site
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.observe.snapshot import HOST_ROWS, LATENCY_BUCKETS, HostView
-from crawlscope.engine.trace.recording import Recorder
+from crawlscope.engine.records import FetchRecord
+from crawlscope.engine.trace import recording
+from crawlscope.engine.trace.flight import FlightRing
+from crawlscope.engine.trace.recording import HOSTS_EVERY, Recorder
 from crawlscope.engine.trace.replay import ReplayedCrawl, ReplayError
 from crawlscope.engine.trace.validation import host_rows
 from helpers import Handler
@@ -112,3 +116,32 @@ def test_a_bad_hosts_line_is_refused_naming_it(
 def test_a_hosts_line_text_is_escaped() -> None:
     (row,) = host_rows({"rows": [good_row(origin="http://a\x1b[2J")], "count": 1})
     assert "\x1b" not in row.origin
+
+
+def test_host_rows_that_stay_the_same_are_looked_at_once_an_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A crawl of many hosts fetches on ones its rows do not show: the rows stay the same,
+    and building them (every host sorted) at each fetch would cost the crawl more than
+    its fetches."""
+    crawler = Crawler(CrawlConfig(roots=("http://a.example/",)))
+    recorder = Recorder(crawler, None, FlightRing())
+    built: list[float] = []
+    build = recording.host_rows_of
+
+    def counted(*args: Any) -> Any:
+        built.append(time.monotonic())
+        return build(*args)
+
+    monkeypatch.setattr(recording, "host_rows_of", counted)
+    now = time.time()
+    record = FetchRecord(
+        url="http://a.example/", status=200, next_url=None, exception=None, size=10,
+        content_type="text/html", encoding=None, num_urls=0, num_new_urls=0, tries=1,
+        depth=0, referrer=None, worker=0, t_start=now, t_end=now, filtered=None,
+    )  # fmt: skip
+    began = time.monotonic()
+    for _ in range(2000):
+        recorder.on_record(record)
+    spent = time.monotonic() - began
+    assert 1 <= len(built) <= 1 + spent / HOSTS_EVERY
