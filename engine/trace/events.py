@@ -7,11 +7,11 @@ flight recorder makes one at every state change of every worker, always (flight.
 
     (STATE, t, worker, state, url, pages, flags, timing | None, counts | None)
     (FETCH, t, record, extra | None)
+    (OTHER, t, event)             phase, hosts, lint, health, end: already objects
 
 A fetch's item has no counts: the state change its worker makes next, in the same pass of
 the loop (its next URL's first state, "waiting" or "stopped"), reads them, and no screen,
 frame or rewind can see a moment between the two.
-    (OTHER, t, event)             phase, hosts, lint, health, end: already objects
 """
 
 from __future__ import annotations

@@ -156,8 +156,9 @@ class Recorder:
         wid = w.id
         # What a replay keeps from the event before when an event leaves it out: the
         # timing, and the counts. The counts move when a worker takes or lets go of a URL
-        # (and at a fetch, whose event has them): only then are they read, every time, so
-        # that a replay shows the same counts at the same moment as the crawl did.
+        # (a fetch moves them too, and its worker's next event, in the same pass of the
+        # loop, holds another URL or none): only then are they read, every time, so that
+        # a replay shows the same counts at the same moment as the crawl did.
         ring = self.ring
         counts = None
         held = self._held
