@@ -202,8 +202,9 @@ class RedisFrontier:
         return self._spare.popleft() if self._spare else None
 
     async def get(self) -> Lease:
-        if self._spare:
-            return self._spare.popleft()
+        ready = self.take_ready()
+        if ready is not None:
+            return ready
         getter: asyncio.Future[RedisLease] = asyncio.get_running_loop().create_future()
         self._getters.append(getter)
         self._poke()

@@ -83,7 +83,7 @@ class Recorder:
             ring.start = start
         if self._file is not None:
             self._file.write_line(json.dumps(start, ensure_ascii=True))
-        self._read_counts = crawler.counts
+        self._read_counts = crawler.counts  # the counts a frame shows, in COUNT_KEYS' order
         # The crawler's own hook when it is free (one recorder a crawl, as a plan makes);
         # a second recorder listens as anyone else does.
         if crawler.tap is None:
@@ -111,12 +111,9 @@ class Recorder:
         origin = self._origin()
         return time.monotonic() - origin
 
-    def _counts(self) -> tuple[object, ...]:
-        """The counts a frame shows, in COUNT_KEYS' order."""
-        return self.crawler.counts()
-
     def _counts_event(self) -> dict[str, Any]:
-        return dict(zip(COUNT_KEYS, self._counts(), strict=True))
+        """The counts a frame shows, by name."""
+        return dict(zip(COUNT_KEYS, self._read_counts(), strict=True))
 
     @property
     def path(self) -> str:
