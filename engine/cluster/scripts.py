@@ -131,6 +131,17 @@ local function wake_all(limit)
   end
   to_wake = {{}}
 end
+-- `command` on `key` with `args` in slices (Lua unpacks some 8,000 values at most, and a
+-- round of many workers can end more leases than that): the replies, one a slice.
+local SLICE = 1000  -- even: (score, member) pairs stay whole
+local function sliced(command, key, args)
+  local replies = {{}}
+  for first = 1, #args, SLICE do
+    replies[#replies + 1] = redis.call(command, key,
+      unpack(args, first, math.min(first + SLICE - 1, #args)))
+  end
+  return replies
+end
 -- The lease leaves the in-flight set; its host, or nil if it was not there (expired
 -- and reclaimed, or ended already): then nothing may be counted twice.
 local function release(member)
@@ -160,8 +171,14 @@ local budget = tonumber(ARGV[3])
 local pairs_n = tonumber(ARGV[4])
 local added = 0
 -- Every count there from the start: a missing one would read as 0 and prove nothing.
-for _, field in ipairs({'unfinished', 'queued', 'done', 'failed', 'filtered', 'unfetched'}) do
-  redis.call('HSETNX', P .. 'n', field, 0)
+-- (Looked at in one command, written only if missing: six commands at every call were
+-- some third of what this script ran.)
+local fields = {'unfinished', 'queued', 'done', 'failed', 'filtered', 'unfetched'}
+local there = redis.call('HMGET', P .. 'n', unpack(fields))
+for i, field in ipairs(fields) do
+  if not there[i] then
+    redis.call('HSETNX', P .. 'n', field, 0)
+  end
 end
 for i = 0, pairs_n - 1 do
   local url, member = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
@@ -226,10 +243,28 @@ local limit = tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])
 local leases = tonumber(ARGV[4])
 local ended = 0
+-- Which leases are still in flight, asked in one command and let go of in one (a
+-- lease was two commands, and a round ends several).
+local members, hosts_freed = {}, {}
 for i = 0, leases - 1 do
-  local member, outcome = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
-  local host = release(member)
-  if host then
+  members[i + 1] = ARGV[5 + 2 * i]
+end
+local scores = {}
+for _, slice in ipairs(sliced('ZMSCORE', P .. 'inflight', members)) do
+  for _, score in ipairs(slice) do
+    scores[#scores + 1] = score
+  end
+end
+local gone, once = {}, {}
+for i = 0, leases - 1 do
+  local member, outcome = members[i + 1], ARGV[6 + 2 * i]
+  local host = host_of(member)
+  -- Not in flight (expired and reclaimed, or ended already), or named twice here:
+  -- nothing may be counted twice.
+  if scores[i + 1] and host and not once[member] then
+    once[member] = true
+    gone[#gone + 1] = member
+    hosts_freed[host] = (hosts_freed[host] or 0) + 1
     count('unfinished', -1)
     count(outcome, 1)
     wake_later(host)
@@ -250,6 +285,10 @@ for i = 0, leases - 1 do
       end
     end
   end
+end
+sliced('ZREM', P .. 'inflight', gone)
+for host, freed in pairs(hosts_freed) do
+  redis.call('HINCRBY', P .. 'busy', host, -freed)
 end
 wake_all(limit)
 write_counts()
@@ -314,7 +353,8 @@ return #expired
 
 # ARGV: prefix, per-host limit, leases wanted, lease ms, --delay ms, this process's name,
 # leases it holds. Takes from the hosts whose time has come, oldest first, and sets each
-# one's next time in the same step (no other process can slip a fetch in between).
+# one's next time in the same step (no other process can slip a fetch in between); a host
+# alone ready with no delay gives all it may at once, in a few commands.
 #
 # Fair between processes: one that holds two leases more than another that is waiting
 # for work takes none, so a slot it just freed goes to the other (else the process that
@@ -354,7 +394,8 @@ local yielded = false
 local looks = 0  -- a queue full of bad entries is worked through a round at a time
 while #taken < want and looks < want + 1000 do
   looks = looks + 1
-  local hosts = redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIMIT', 0, 1)
+  -- Two: whether the first is the only host ready now.
+  local hosts = redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIMIT', 0, 2)
   if #hosts == 0 then
     break
   end
@@ -363,25 +404,48 @@ while #taken < want and looks < want + 1000 do
     break
   end
   local host = hosts[1]
-  local member = redis.call('LPOP', queue_of(host))
-  if member then
+  local gap = math.max(base_gap, num(redis.call('HGET', P .. 'delay', host)))
+  -- A host alone ready, with no time to keep between its fetches, gives every lease it
+  -- can in one go (each command a script calls costs Redis some microseconds, and a
+  -- lease here was a dozen of them); else one, and the hosts take turns.
+  local n = 1
+  if #hosts == 1 and gap == 0 then
+    n = want - #taken
+    if limit > 0 then
+      n = math.min(n, limit - num(redis.call('HGET', P .. 'busy', host)))
+    end
+    if least ~= nil then
+      n = math.min(n, least + 2 - held - #taken)
+    end
+    n = math.max(n, 1)
+  end
+  local popped = redis.call('LPOP', queue_of(host), n) or {}
+  local urls, leases, good = {}, {}, 0
+  for _, member in ipairs(popped) do
     local _, url = parse(member, host)
     if not url then
       set_aside('not a queue entry crawlscope wrote', member)
     else
-      if redis.call('SADD', P .. 'seen', url) == 1 then
-        count('unfinished', 1)  -- written by hand: counted now
-      else
-        count('queued', -1)
-      end
-      redis.call('ZADD', P .. 'inflight', now + lease_ms, member)
-      redis.call('HINCRBY', P .. 'busy', host, 1)
+      good = good + 1
+      urls[good] = url
+      leases[2 * good - 1] = now + lease_ms
+      leases[2 * good] = member
       taken[#taken + 1] = member
-      local gap = math.max(base_gap, num(redis.call('HGET', P .. 'delay', host)))
-      redis.call('HSET', P .. 'next', host, now + gap)
-      -- to the back of the hosts ready now, or out until its delay has passed
-      redis.call('ZADD', P .. 'ready', 'XX', now + gap, host)
     end
+  end
+  if good > 0 then
+    -- One not in `seen` was written by hand: counted now.
+    local new = 0
+    for _, added in ipairs(sliced('SADD', P .. 'seen', urls)) do
+      new = new + added
+    end
+    count('unfinished', new)
+    count('queued', new - good)
+    sliced('ZADD', P .. 'inflight', leases)
+    redis.call('HINCRBY', P .. 'busy', host, good)
+    redis.call('HSET', P .. 'next', host, now + gap)
+    -- to the back of the hosts ready now, or out until its delay has passed
+    redis.call('ZADD', P .. 'ready', 'XX', now + gap, host)
   end
   wake(host, limit)
 end
