@@ -184,6 +184,11 @@ class Ledger:
         """Pages earlier runs of this crawl fetched: max_pages counts the whole crawl's."""
         self._admitted += pages
 
+    def checked(self, url: str) -> bool:
+        """True if `url` is in these books' hands by their own rules (admitted here, not
+        adopted from a file or another process): its form and scope were checked then."""
+        return url in self._origin and url not in self._foreign
+
     def refusal(self, url: str) -> str | None:
         """Why a URL taken from the queue may not be fetched, by the rules a discovered
         one meets before it is admitted (scheme, normal form, scope); None if it may.
