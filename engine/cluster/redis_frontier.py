@@ -30,10 +30,11 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript as Script
-from redis.exceptions import NoScriptError, RedisError, ResponseError
+from redis.exceptions import InvalidResponse, NoScriptError, RedisError, ResponseError
 
 from ..exchange.plain import MOST_INT
 from ..frontier import Lease, Pair
@@ -46,6 +47,7 @@ from ..urls import normalize, origin_of
 from . import scripts
 from .defaults import DEFAULT_LEASE, DEFAULT_PATIENCE
 from .problems import RedisProblem, permanent, what_went_wrong
+from .wire import ScriptWire
 
 IDLE_POLL = 0.05  # seconds between looks at the queue when other processes may add work
 # Seconds between looks for expired leases, at most (and a quarter of a lease at most):
@@ -53,6 +55,7 @@ IDLE_POLL = 0.05  # seconds between looks at the queue when other processes may 
 # script to every round trip.
 RECLAIM_EVERY = 0.5
 RETRY_MIN, RETRY_MAX = 0.1, 2.0  # backoff while Redis cannot be reached
+TAKE_FIELDS = 11  # the members taken, then ten figures (scripts.TAKE)
 
 
 def key_prefix(crawl_id: str) -> str:
@@ -186,6 +189,7 @@ class RedisFrontier:
         self._renew, self._reclaim = s(scripts.RENEW), s(scripts.RECLAIM)
         self._take = s(scripts.TAKE)
         self._scripts = (self._add, self._back, self._done, self._renew, self._reclaim, self._take)
+        self._wire = ScriptWire(client)
         self._loaded = False  # whether Redis has the scripts, as far as this process knows
         ledger.filtered_listeners.append(self._note_filtered)
 
@@ -270,6 +274,7 @@ class RedisFrontier:
                 await self._pump
         for end in self.on_close:
             await end()
+        await self._wire.drop()
         await self.client.aclose()
 
     # ---- what the workers leave for the pump ----------------------------------------
@@ -473,20 +478,24 @@ class RedisFrontier:
             return await self._round(calls)
 
     async def _round(self, calls: Sequence[tuple[Script, Sequence[object]]]) -> list[object]:
-        """One round trip. The scripts go by their SHA1: redis-py's own Script objects ask
-        Redis whether it has them (SCRIPT EXISTS) before every pipeline, a second round
-        trip per round; here they are loaded, in the same round, only when they may be
-        missing (the first round, and after any error)."""
-        pipe = self.client.pipeline(transaction=False)
+        """One round trip, on the pump's own connection (wire.py). The scripts go by their
+        SHA1: redis-py's own Script objects ask Redis whether it has them (SCRIPT EXISTS)
+        before every pipeline, a second round trip per round; here they are loaded, in the
+        same round, only when they may be missing (the first round, and after any error)."""
         loading = not self._loaded
+        commands: list[tuple[str | bytes | int, ...]] = []
         if loading:
-            for script in self._scripts:
-                pipe.script_load(script.script)
+            commands += [("SCRIPT", "LOAD", cast(str, s.script)) for s in self._scripts]
         for script, args in calls:
-            pipe.evalsha(script.sha, 0, *args)  # type: ignore[arg-type]
+            commands.append(("EVALSHA", script.sha, 0, *args))  # type: ignore[arg-type]
         started = time.monotonic()
         try:
-            replies = await pipe.execute(raise_on_error=False)
+            replies = await self._wire.round(commands)
+            if replies is None:  # a redis-py whose connections hide their streams
+                pipe = self.client.pipeline(transaction=False)
+                for command in commands:
+                    pipe.execute_command(*command)
+                replies = await pipe.execute(raise_on_error=False)
         except BaseException:
             self._loaded = False
             raise
@@ -503,19 +512,22 @@ class RedisFrontier:
                 self._loaded = False
                 raise reply
         self._loaded = True
-        return list(replies[-1])
+        took: object = replies[-1]
+        # What Redis sends is untrusted: a reply not of TAKE's shape is not Redis's doing.
+        if not (isinstance(took, list) and len(took) == TAKE_FIELDS and isinstance(took[0], list)):
+            raise InvalidResponse("a reply to the take that is not of its shape")
+        return took
 
     def _took(self, result: list[object]) -> None:
         members, *numbers = result
         unfinished, queued, done, failed, filtered, in_flight, seen, wait, bad, unfetched = (
-            int(n)  # type: ignore[call-overload]
-            for n in numbers
+            redis_count(n) for n in numbers
         )
         self.figures = ClusterFigures(
             unfinished, queued, done, failed, filtered, in_flight, seen, bad, unfetched
         )
         self._next_ready = None if wait < 0 else wait / 1000
-        assert isinstance(members, list)
+        assert isinstance(members, list)  # _round saw to it
         for raw in members:
             try:
                 member = raw.decode() if isinstance(raw, bytes) else str(raw)

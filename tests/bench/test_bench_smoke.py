@@ -25,6 +25,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "per_core": ("rows", "summary", "profile"),
     "table_pace": ("summary", "runs"),
     "procs": ("rows", "pages_per_s", "ratio", "cpu_us_per_page", "ceiling", "tax", "model"),
+    "frontier_cost": ("rows", "cpu_us_per_lease", "wall_us_per_lease", "leases_per_round"),
     "recorder_cost": (
         "rows",
         "pages_per_s_ratio",

@@ -1,0 +1,169 @@
+"""The pump's own round trips (engine/cluster/wire.py): against a real redis-server they
+read what redis-py reads; against a server that answers redis-py's handshake and then
+breaks the protocol, a round raises a RedisError and lets the connection go."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError, InvalidResponse, NoScriptError, RedisError
+from redis_support import RedisServer, redis_server
+from test_cluster import ROOT, frontier, record_done
+
+from crawlscope.engine.cluster.wire import MAX_BULK, MAX_DEPTH, MAX_ITEMS, ScriptWire, read_reply
+
+__all__ = ["redis_server"]  # a fixture, used by name
+
+SCRIPT = "return {{'a', 1}, 2, false, ARGV[1], {}}"
+
+
+async def test_replies_read_as_redis_py_reads_them(redis_server: RedisServer) -> None:
+    client = aioredis.Redis(port=redis_server.port)
+    try:
+        sha = await client.script_load(SCRIPT)
+        commands = [
+            ("EVALSHA", sha, 0, "caf\u00e9 \u2603"),
+            ("EVALSHA", "0" * 40, 0),  # no such script
+            ("EVAL", "return redis.error_reply('WRONGTYPE not a list')", 0),
+            ("EVAL", "return redis.call('NOSUCHCOMMAND')", 0),
+            ("EVAL", "return 3.7", 0),  # Lua's numbers reach RESP as integers
+        ]
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        theirs = await pipe.execute(raise_on_error=False)
+        wire = ScriptWire(client)
+        ours = await wire.round(commands)
+        assert ours is not None
+        assert ours[0] == [[b"a", 1], 2, None, "caf\u00e9 \u2603".encode(), []]
+        assert ours[:1] + ours[4:] == theirs[:1] + theirs[4:]
+        for mine, redis_pys in zip(ours[1:4], theirs[1:4], strict=True):
+            assert type(mine) is type(redis_pys) and str(mine) == str(redis_pys)
+        assert isinstance(ours[1], NoScriptError)
+        assert str(ours[2]).startswith("WRONGTYPE")  # problems.py reads it so
+        await wire.drop()
+    finally:
+        await client.aclose()
+
+
+async def test_a_round_after_redis_restarts_takes_a_new_connection(
+    redis_server: RedisServer,
+) -> None:
+    client = aioredis.Redis(port=redis_server.port, socket_timeout=5)
+    wire = ScriptWire(client)
+    try:
+        assert await wire.round([("EVAL", "return 1", 0)]) == [1]
+        redis_server.stop()
+        with pytest.raises((RedisError, OSError)):
+            await wire.round([("EVAL", "return 2", 0)])
+        redis_server.start()
+        assert await wire.round([("EVAL", "return 3", 0)]) == [3]
+    finally:
+        await wire.drop()
+        await client.aclose()
+
+
+# ---- a server that breaks the protocol -----------------------------------------------
+
+NESTED = b"*1\r\n" * (MAX_DEPTH + 2) + b":1\r\n"
+# What the server answers to the round, and what the round must raise: each breach of a
+# cap before the reply could be read whole (the server stays, so a round that went on
+# reading would wait out its timeout instead, and raise a TimeoutError).
+BROKEN: dict[str, tuple[bytes, type[RedisError]]] = {
+    "a string past the cap": (b"$%d\r\n" % (MAX_BULK + 1), InvalidResponse),
+    "an array past the cap": (b"*%d\r\n" % (MAX_ITEMS + 1), InvalidResponse),
+    "arrays nested past the cap": (NESTED, InvalidResponse),
+    "a length below -1": (b"$-5\r\n", InvalidResponse),
+    "a length that is not a number": (b"*x\r\n", InvalidResponse),
+    "a type no RESP has": (b"?what\r\n", InvalidResponse),
+    "a line past the stream's limit": (b"+" + b"a" * 70_000 + b"\r\n", InvalidResponse),
+    "a double that is no number": (b",1.2.3\r\n", InvalidResponse),
+    "an end in the middle": (b"$10\r\nabc", ConnectionError),
+}
+ENDS = b"abc"  # the payload after which the server closes the connection
+
+
+async def _command(reader: asyncio.StreamReader) -> list[bytes]:
+    head = await reader.readuntil(b"\r\n")
+    assert head[:1] == b"*"
+    parts = []
+    for _ in range(int(head[1:-2])):
+        size = int((await reader.readuntil(b"\r\n"))[1:-2])
+        parts.append((await reader.readexactly(size + 2))[:-2])
+    return parts
+
+
+@contextlib.asynccontextmanager
+async def broken_redis(payload: bytes) -> AsyncIterator[int]:
+    """Answers +OK to whatever redis-py says as it connects, and `payload` to EVAL."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                command = await _command(reader)
+                writer.write(payload if command[0].upper() == b"EVAL" else b"+OK\r\n")
+                await writer.drain()
+                if payload.endswith(ENDS) and command[0].upper() == b"EVAL":
+                    break
+        except (asyncio.IncompleteReadError, ConnectionResetError):
+            pass  # the client let the connection go
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize("what", list(BROKEN))
+async def test_a_reply_that_breaks_the_protocol_is_an_error_and_the_connection_goes(
+    what: str,
+) -> None:
+    payload, error = BROKEN[what]
+    async with broken_redis(payload) as port:
+        client = aioredis.Redis(port=port, socket_timeout=3)
+        wire = ScriptWire(client)
+        try:
+            with pytest.raises(RedisError) as raised:
+                await wire.round([("EVAL", "return 1", 0)])
+            assert type(raised.value) is error, raised.value
+            assert wire._conn is None  # dropped: no later round reads that stream
+        finally:
+            await wire.drop()
+            await client.aclose()
+
+
+async def test_resp3_replies_and_push_messages() -> None:
+    reader = asyncio.StreamReader()
+    reader.feed_data(
+        b">2\r\n$10\r\ninvalidate\r\n*0\r\n"  # out of band: passed over
+        b"*6\r\n_\r\n#t\r\n,2.5\r\n%1\r\n+k\r\n:7\r\n(12345678901234567890\r\n"
+        b"!21\r\nNOSCRIPT no such one.\r\n"
+    )
+    reply = await read_reply(reader)
+    assert reply[:5] == [None, True, 2.5, ["k", 7], 12345678901234567890]  # type: ignore[index]
+    assert isinstance(reply[5], NoScriptError)  # type: ignore[index]
+    assert str(reply[5]) == "no such one."  # type: ignore[index]
+
+
+async def test_a_pool_whose_connections_hide_their_streams_is_pipelined(
+    redis_server: RedisServer,
+) -> None:
+    q = frontier(redis_server)
+    q._wire.usable = False  # as with a redis-py that keeps them elsewhere
+    assert q.ledger.admit(ROOT, 10, 0, None)
+    q.put_nowait((ROOT, 10))
+    lease = await asyncio.wait_for(q.get(), 10)
+    record_done(q, lease.url)
+    q.task_done(lease)
+    await asyncio.wait_for(q.join(), 10)
+    assert q.figures.done == 1 and q.figures.accounting().balanced
+    assert q._wire._conn is None  # never taken
+    await q.close()
