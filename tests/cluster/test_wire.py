@@ -14,7 +14,12 @@ from redis.exceptions import ConnectionError, InvalidResponse, NoScriptError, Re
 from redis_support import RedisServer, redis_server
 from test_cluster import ROOT, frontier, record_done
 
+from crawlscope.engine.cluster.problems import RedisProblem
+from crawlscope.engine.cluster.redis_frontier import RedisFrontier
 from crawlscope.engine.cluster.wire import MAX_BULK, MAX_DEPTH, MAX_ITEMS, ScriptWire, read_reply
+from crawlscope.engine.config import CrawlConfig
+from crawlscope.engine.ledger import Ledger
+from helpers import until
 
 __all__ = ["redis_server"]  # a fixture, used by name
 
@@ -167,3 +172,19 @@ async def test_a_pool_whose_connections_hide_their_streams_is_pipelined(
     assert q.figures.done == 1 and q.figures.accounting().balanced
     assert q._wire._conn is None  # never taken
     await q.close()
+
+
+async def test_a_take_answered_out_of_its_shape_stops_the_crawl_in_one_line() -> None:
+    # Valid RESP, but "+OK" where the take's array of members and figures should be:
+    # read as figures it would have raised in the pump and left the crawl waiting.
+    async with broken_redis(b"+OK\r\n") as port:
+        ledger = Ledger(CrawlConfig(roots=(ROOT,)))
+        client = aioredis.Redis(port=port, socket_timeout=3)
+        q = RedisFrontier(client, "t", ledger, shown_url=f"redis://127.0.0.1:{port}")
+        problems: list[RedisProblem] = []
+        q.on_give_up.append(problems.append)
+        assert ledger.admit(ROOT, 10, 0, None)
+        q.put_nowait((ROOT, 10))  # the pump's first round
+        await until(lambda: bool(problems))
+        assert "not of its shape" in str(problems[0]) and "\n" not in str(problems[0])
+        await q.close()
