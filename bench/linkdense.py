@@ -42,7 +42,6 @@ from bs4.builder._lxml import LXMLTreeBuilder
 from bench.bigpage import make_page
 from bench.common import REPO, DemoSite, SiteOptions, machine_line, parser, table, write_results
 from crawlscope.engine import crawler as crawler_module
-from crawlscope.engine import ledger as ledger_module
 from crawlscope.engine import links
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
@@ -114,7 +113,7 @@ def reference_parse_links(
 def use_before() -> None:
     """Put the old parser (and the old, unbounded, parse threads) back in the engine."""
     crawler_module.parse_links = reference_parse_links
-    ledger_module.parse_links = reference_parse_links
+    links.parse_links = reference_parse_links  # the ledger's, looked up as it parses
     crawler_module.PARSE_THREADS = min(32, (os.cpu_count() or 1) + 4)  # the default executor
 
 

@@ -20,7 +20,7 @@ from urllib.parse import unquote
 from yarl import URL
 
 from .config import CrawlConfig
-from .links import is_html, is_text, known_charset, parse_links
+from .content_types import is_html, is_text, known_charset
 from .observe.snapshot import Accounting
 from .records import FetchRecord
 from .redirects import Chain, ChainEnd, RedirectLog
@@ -250,6 +250,10 @@ class Ledger:
         elif answer.parsed is not None and self.will_parse(answer):
             encoding, links = answer.parsed
         elif self.will_parse(answer):
+            # Imported here: this module also serves processes that never parse a page
+            # (a --procs parent), and BeautifulSoup costs them a tenth of a second.
+            from .links import parse_links
+
             encoding, links = parse_links(answer.body, url, answer.charset, self.config.max_links)
         new: list[Pair] = []
         if next_url is not None:

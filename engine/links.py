@@ -25,39 +25,10 @@ from bs4.dammit import EncodingDetector
 from lxml import etree  # type: ignore[import-untyped]
 from yarl import URL
 
+from .content_types import known_charset
 from .urls import normalize
 
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-# Types of text outside text/*: a body of any other type is bytes, with no encoding.
-TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript",
-                        "application/ecmascript", "application/x-javascript"})  # fmt: skip
-
 warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)
-
-
-def is_html(content_type: str | None) -> bool:
-    return content_type in HTML_TYPES
-
-
-def is_text(content_type: str | None) -> bool:
-    """Whether a body of `content_type` (lower case, no parameters) is text."""
-    if not content_type:
-        return False
-    return (
-        content_type.startswith("text/")
-        or content_type in TEXT_TYPES
-        or content_type.endswith(("+xml", "+json"))
-    )
-
-
-def known_charset(charset: str | None) -> str | None:
-    """`charset` if Python has a codec by that name, else None (servers lie)."""
-    if not charset:
-        return None
-    try:
-        return codecs.lookup(charset).name
-    except LookupError:
-        return None
 
 
 def choose_encoding(body: bytes, charset: str | None) -> str:

@@ -21,19 +21,23 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .config import CrawlConfig
-from .crawler import Crawler
 from .exchange.feeds import FeedWriter, check_formats, open_feed
 from .observe.contract import CrawlControls, ObservedCrawl
 from .records import STDOUT, OutputError
-from .remote.monitor import Monitor
 from .remote.spot import MonitorSpot
-from .sites.demo import DemoServer
 from .sites.demo_config import DemoConfig
 from .trace.flight import FlightOptions
 from .trace.flight_saver import FlightSaver
 from .trace.recording import Recorder
+
+if TYPE_CHECKING:
+    # Imported where a crawl is opened: a --procs parent makes a plan but never opens
+    # it, and the crawler (aiohttp, BeautifulSoup) would cost it a quarter of a second.
+    from .crawler import Crawler
+    from .remote.monitor import Monitor
 
 # A root that stands in while the demo site's own URL is not known yet (its port is the
 # kernel's choice): the config is checked with it before anything is served.
@@ -125,6 +129,9 @@ class CrawlPlan:
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[OpenCrawl]:
         """The crawl, built and ready to run; everything it opened closed on leaving."""
+        from .remote.monitor import Monitor
+        from .sites.demo import DemoServer
+
         async with contextlib.AsyncExitStack() as stack:
             if self.monitor is not None:
                 stack.callback(self.monitor.sock.close)  # ours even if no Monitor takes it
@@ -176,6 +183,8 @@ class CrawlPlan:
             if ended is not None:
                 raise CrawlEnded(ended)
             return redis_crawler(config, shared.url, shared.crawl_id, shared.lease, shared.patience)
+        from .crawler import Crawler
+
         crawler = Crawler(config)
         if self.state:
             from .cluster.sqlite_state import StateError, StateFinished, keep_state

@@ -9,15 +9,18 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import aiohttp
 from protego import Protego
 
 from .config import DEFAULT_MAX_CRAWL_DELAY
 from .observe.snapshot import RobotsState
 from .observe.text import printable
 from .records import describe_exception
+
+if TYPE_CHECKING:
+    import aiohttp
 
 ROBOTS_AGENT = "crawlscope"  # the product token robots.txt rules are matched against
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309 lets a crawler stop parsing after 500 KiB
@@ -223,6 +226,10 @@ class RobotsCache:
         return rules
 
     async def _fetch_rules(self, origin: str) -> RobotsRules:
+        # Imported here, once a host: the progress line reads this module's notes in a
+        # --procs parent, which never fetches and need not load aiohttp.
+        import aiohttp
+
         url = origin + "/robots.txt"
         try:
             async with self._session().get(url, max_redirects=ROBOTS_MAX_REDIRECTS) as response:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol, TextIO
 
 from .config import CrawlConfig
+from .content_types import is_html
 from .hosts.figures import host_rows_of
 from .ledger import Ledger
-from .links import is_html
 from .observe.snapshot import Accounting, HostView
 from .observe.text import printable
 from .observe.waterfall import host_parts, slowest, waterfalls

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.observe.text import printable
 from crawlscope.engine.politeness import crawl_delay_note
 from crawlscope.engine.records import OutputError, describe_fault
@@ -28,6 +27,7 @@ from crawlscope.tui.heap import settled_heap
 from .common import EXIT_CLOSED_PIPE, save_report
 
 if TYPE_CHECKING:
+    from crawlscope.engine.crawler import Crawler
     from crawlscope.engine.plan import OpenCrawl
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

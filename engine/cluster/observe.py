@@ -29,13 +29,12 @@ import time
 from collections import deque
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from ..config import CrawlConfig
-from ..crawler import Crawler
 from ..exchange.config_json import config_from_plain, config_to_plain
 from ..exchange.plain import BadMessage
 from ..hosts.controls import HOST_CONTROLS, host_control
@@ -59,6 +58,9 @@ from ..timing.loop_health import MAX_HOLDS
 from ..trace.flight import FlightRing
 from .past import EVENTS_SENT, ID_STRIDE, STREAM_KEPT, ClusterPast, batch_fields
 from .redis_frontier import ClusterFigures, key_prefix, redis_count
+
+if TYPE_CHECKING:
+    from ..crawler import Crawler
 
 PUBLISH_EVERY = 0.5
 PUBLISHED_FOR = 3  # seconds a process's key outlives its last publication

@@ -14,9 +14,8 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..crawler import Crawler
 from ..exchange.config_json import config_to_plain
 from ..hosts.figures import depth_histogram, host_rows_of
 from ..lints.lint import Lint
@@ -25,6 +24,9 @@ from ..observe.workers import Worker
 from ..records import FetchRecord, LineFile
 from .events import COUNT_KEYS, FETCH, OTHER, STATE, Item, to_event
 from .flight import COUNTS_BYTES, FETCH_BYTES, TIMING_BYTES, FlightRing, event_bytes
+
+if TYPE_CHECKING:
+    from ..crawler import Crawler
 
 FORMAT_VERSION = 1
 # Seconds of the crawl between two "hosts" lines at most: the rows move with every

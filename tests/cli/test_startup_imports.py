@@ -82,3 +82,25 @@ async def test_a_headless_crawl_imports_no_ui(
     assert ("*** Report ***" in out) is not bool(quiet), out[-2000:]
     assert "aiohttp" in imported(err)
     assert ui_modules(err) == []
+
+
+async def test_a_procs_parent_imports_no_crawler(
+    tmp_path: Path, serve: Callable[[dict[str, Handler]], Awaitable[str]]
+) -> None:
+    # The parent of `--procs` only gathers records: the crawler, aiohttp and BeautifulSoup
+    # (a third of a second of CPU) are its children's. -X importtime is the parent's
+    # alone: a child is started without it.
+    fetched: list[str] = []
+
+    async def page(request: web.Request) -> web.Response:
+        fetched.append(request.path)
+        return web.Response(text="<a href='/next'>next</a>", content_type="text/html")
+
+    url = await serve({"/": page, "/next": page})
+    code, out, err = await crawlscope(tmp_path, "crawl", url, "--procs", "1", "--ignore-robots")
+    assert code == 0, err[-2000:]
+    assert sorted(fetched) == ["/", "/next"]
+    assert "Done: 2" in out, out[-2000:]
+    modules = imported(err)
+    assert "crawlscope.engine.cluster.local" in modules  # the parent's report was read
+    assert {"crawlscope.engine.crawler", "aiohttp", "bs4"} & modules == set()
