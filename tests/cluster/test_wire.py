@@ -16,7 +16,7 @@ from test_cluster import ROOT, frontier, record_done
 
 from crawlscope.engine.cluster.problems import RedisProblem
 from crawlscope.engine.cluster.redis_frontier import RedisFrontier
-from crawlscope.engine.cluster.wire import MAX_BULK, MAX_DEPTH, MAX_ITEMS, ScriptWire, read_reply
+from crawlscope.engine.cluster.wire import MAX_BULK, MAX_DEPTH, MAX_ITEMS, Replies, ScriptWire
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.ledger import Ledger
 from helpers import until
@@ -145,17 +145,26 @@ async def test_a_reply_that_breaks_the_protocol_is_an_error_and_the_connection_g
             await client.aclose()
 
 
-async def test_resp3_replies_and_push_messages() -> None:
-    reader = asyncio.StreamReader()
-    reader.feed_data(
-        b">2\r\n$10\r\ninvalidate\r\n*0\r\n"  # out of band: passed over
-        b"*6\r\n_\r\n#t\r\n,2.5\r\n%1\r\n+k\r\n:7\r\n(12345678901234567890\r\n"
-        b"!21\r\nNOSCRIPT no such one.\r\n"
-    )
-    reply = await read_reply(reader)
-    assert reply[:5] == [None, True, 2.5, ["k", 7], 12345678901234567890]  # type: ignore[index]
-    assert isinstance(reply[5], NoScriptError)  # type: ignore[index]
-    assert str(reply[5]) == "no such one."  # type: ignore[index]
+RESP3 = (
+    b">2\r\n$10\r\ninvalidate\r\n*0\r\n"  # out of band: passed over
+    b"*6\r\n_\r\n#t\r\n,2.5\r\n%1\r\n+k\r\n:7\r\n(12345678901234567890\r\n"
+    b"!21\r\nNOSCRIPT no such one.\r\n"
+    b"$5\r\nab\r\nc\r\n*-1\r\n*2\r\n*0\r\n$-1\r\n"  # a string holding CRLF; nulls
+)
+
+
+@pytest.mark.parametrize("piece", [len(RESP3), 1, 7], ids=["whole", "byte by byte", "by 7"])
+async def test_resp3_replies_and_push_messages(piece: int) -> None:
+    # However the bytes are cut as they arrive, each reply comes out whole and the same.
+    replies = Replies(4)
+    whole = [replies.feed(RESP3[at : at + piece]) for at in range(0, len(RESP3), piece)]
+    assert whole == [False] * (len(whole) - 1) + [True]
+    first, *rest = replies.done
+    assert isinstance(first, list)
+    assert first[:5] == [None, True, 2.5, ["k", 7], 12345678901234567890]
+    assert isinstance(first[5], NoScriptError)
+    assert str(first[5]) == "no such one."
+    assert rest == [b"ab\r\nc", None, [[], None]]
 
 
 async def test_a_pool_whose_connections_hide_their_streams_is_pipelined(
