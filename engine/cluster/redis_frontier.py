@@ -407,8 +407,15 @@ class RedisFrontier:
         return not self._joined.is_set()
 
     async def _rest(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
+        """Until a poke, or `seconds` pass: a timer sets the same event (wait_for's task
+        and its cancellation cost the pump more than the rest of its wait, every round)."""
+        if self._wake.is_set():
+            return
+        timer = asyncio.get_running_loop().call_later(seconds, self._wake.set)
+        try:
+            await self._wake.wait()
+        finally:
+            timer.cancel()
 
     async def _exchange(self, take: bool) -> None:
         adds, filtered, backs, dones = self._adds, self._filtered, self._backs, self._dones
