@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -14,6 +15,7 @@ from redis.exceptions import ConnectionError, InvalidResponse, NoScriptError, Re
 from redis_support import RedisServer, redis_server
 from test_cluster import ROOT, frontier, record_done
 
+from crawlscope.engine.cluster import redis_frontier
 from crawlscope.engine.cluster.problems import RedisProblem
 from crawlscope.engine.cluster.redis_frontier import RedisFrontier
 from crawlscope.engine.cluster.wire import MAX_BULK, MAX_DEPTH, MAX_ITEMS, Replies, ScriptWire
@@ -197,3 +199,34 @@ async def test_a_take_answered_out_of_its_shape_stops_the_crawl_in_one_line() ->
         await until(lambda: bool(problems))
         assert "not of its shape" in str(problems[0]) and "\n" not in str(problems[0])
         await q.close()
+
+
+async def test_pages_that_end_a_few_passes_apart_go_to_redis_in_one_round(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A round costs the crawl and Redis the same whatever it carries: the pump lets the
+    # workers that are ending their pages end them (GATHER_PASSES) before it sends one.
+    monkeypatch.setattr(redis_frontier, "IDLE_POLL", 60.0)  # no round of its own meanwhile
+    q = frontier(redis_server)
+    urls = [ROOT + str(n) for n in range(4)]
+    for url in urls:
+        assert q.ledger.admit(url, 10, 0, None)
+        q.put_nowait((url, 10))
+    leases = [await asyncio.wait_for(q.get(), 10) for _ in urls]
+    carried: list[int] = []
+    send = q._send
+
+    async def counting_send(*args: Any) -> list[object] | None:
+        if args[3]:  # the leases it ends
+            carried.append(len(args[3]))
+        return await send(*args)
+
+    q._send = counting_send  # type: ignore[method-assign]
+    for lease in leases:  # one a pass of the loop, as pages end one after another
+        record_done(q, lease.url)
+        q.task_done(lease)
+        await asyncio.sleep(0)
+    await until(lambda: sum(carried) == len(urls))
+    assert carried == [len(urls)]
+    await asyncio.wait_for(q.join(), 10)
+    await q.close()
