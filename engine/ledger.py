@@ -20,9 +20,8 @@ from urllib.parse import unquote
 from yarl import URL
 
 from .config import CrawlConfig
-from .content_types import is_html, is_text, known_charset
 from .observe.snapshot import Accounting
-from .records import FetchRecord
+from .records import FetchRecord, is_html, is_text, known_charset
 from .redirects import Chain, ChainEnd, RedirectLog
 from .urls import Scope, normalize
 

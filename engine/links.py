@@ -25,7 +25,7 @@ from bs4.dammit import EncodingDetector
 from lxml import etree  # type: ignore[import-untyped]
 from yarl import URL
 
-from .content_types import known_charset
+from .records import known_charset
 from .urls import normalize
 
 warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol, TextIO
 
 from .config import CrawlConfig
-from .content_types import is_html
 from .hosts.figures import host_rows_of
 from .ledger import Ledger
 from .observe.snapshot import Accounting, HostView
@@ -18,7 +17,7 @@ from .observe.text import printable
 from .observe.waterfall import host_parts, slowest, waterfalls
 from .observe.workers import Worker, WorkerState
 from .politeness import crawl_delays_of
-from .records import FetchRecord
+from .records import FetchRecord, is_html
 from .redirects import Chain, ChainEnd
 from .trace.flight_saver import FlightSaver
 
