@@ -34,8 +34,9 @@ from .trace.flight_saver import FlightSaver
 from .trace.recording import Recorder
 
 if TYPE_CHECKING:
-    # Imported where a crawl is opened: a --procs parent makes a plan but never opens
-    # it, and the crawler (aiohttp, BeautifulSoup) would cost it a quarter of a second.
+    # Imported where a crawl is opened, and only when it needs them: a --procs parent
+    # makes a plan but never opens it, and the crawler (aiohttp, BeautifulSoup) would cost
+    # it a quarter of a second; a crawl without a monitor or the demo site never serves.
     from .crawler import Crawler
     from .remote.monitor import Monitor
 
@@ -129,14 +130,13 @@ class CrawlPlan:
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[OpenCrawl]:
         """The crawl, built and ready to run; everything it opened closed on leaving."""
-        from .remote.monitor import Monitor
-        from .sites.demo import DemoServer
-
         async with contextlib.AsyncExitStack() as stack:
             if self.monitor is not None:
                 stack.callback(self.monitor.sock.close)  # ours even if no Monitor takes it
             config, demo_url = self.config, None
             if self.crawl_demo:
+                from .sites.demo import DemoServer  # aiohttp's web server: only for the demo
+
                 server = await stack.enter_async_context(DemoServer(self.demo))
                 demo_url = server.url
                 config = dataclasses.replace(config, roots=(demo_url,))
@@ -155,6 +155,8 @@ class CrawlPlan:
             if self.paused:
                 crawler.pause_all()
             if self.monitor is not None:
+                from .remote.monitor import Monitor  # aiohttp's web server: only when asked
+
                 spot = self.monitor
                 monitor = Monitor(
                     crawler, crawler, spot.sock, token=spot.token, limits=spot.limits,

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from crawlscope.engine.config import CrawlConfig
 from crawlscope.engine.crawler import Crawler
 from crawlscope.engine.observe.contract import CrawlControls, ObservedCrawl
 from crawlscope.engine.plan import STAND_IN_ROOT, CrawlPlan
-from crawlscope.engine.remote.monitor import Monitor
 from crawlscope.engine.report import unreachable_roots, write_report
 from crawlscope.engine.sites.demo_config import DEMO_FOR_THE_EYE, DemoConfig
 from crawlscope.engine.trace.flight_saver import FlightSaver
 from crawlscope.engine.trace.replay import ReplayedCrawl
+
+if TYPE_CHECKING:
+    # Only a monitored crawl's plan makes one (and its aiohttp web server): 22 ms of the
+    # TUI's start otherwise.
+    from crawlscope.engine.remote.monitor import Monitor
 
 ConfigMaker = Callable[[Sequence[str]], CrawlConfig]
 # Told once the crawl is built: what to draw, how to steer it, and the demo site's URL

@@ -82,6 +82,9 @@ async def test_a_headless_crawl_imports_no_ui(
     assert ("*** Report ***" in out) is not bool(quiet), out[-2000:]
     assert "aiohttp" in imported(err)
     assert ui_modules(err) == []
+    # No monitor and not the demo site: aiohttp's web server (a fiftieth of a second to
+    # import) is never needed.
+    assert "aiohttp.web" not in imported(err)
 
 
 async def test_a_procs_parent_imports_no_crawler(
