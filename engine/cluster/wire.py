@@ -164,6 +164,12 @@ class Replies:
         del buf[:at]
         return len(done) >= wanted
 
+    @property
+    def rest(self) -> bytes:
+        """What came after the wanted replies (a push message, perhaps cut): the next
+        round's to read first."""
+        return bytes(self._buf)
+
     def _close(self) -> None:
         """The innermost array is whole: into the one around it, or done (a push message
         passed over), closing each array it fills in turn."""
@@ -218,6 +224,7 @@ class ScriptWire:
     def __init__(self, client: aioredis.Redis) -> None:
         self._pool = client.connection_pool
         self._conn: object | None = None
+        self._rest = b""  # bytes read after the last round's replies, not yet parsed
         self.usable = True  # False: the pool's connections do not show their streams
 
     async def round(self, commands: Sequence[Sequence[str | bytes | int]]) -> list[Reply] | None:
@@ -234,9 +241,13 @@ class ScriptWire:
                 writer.write(pack(commands))
                 await writer.drain()
                 replies = Replies(len(commands))
-                while not replies.feed(await reader.read(READ_BYTES)):
-                    if reader.at_eof():
+                whole = replies.feed(self._rest)
+                self._rest = b""
+                while not whole:
+                    whole = replies.feed(await reader.read(READ_BYTES))
+                    if not whole and reader.at_eof():
                         raise ConnectionError("Redis closed the connection mid-reply")
+                self._rest = replies.rest
                 return replies.done
         except TimeoutError as exc:  # asyncio's: no reply within the client's socket_timeout
             await self.drop()
@@ -261,6 +272,7 @@ class ScriptWire:
         """Close the connection and give it back to the pool (which connects it again
         when it is next taken)."""
         conn, self._conn = self._conn, None
+        self._rest = b""
         if conn is not None:
             try:
                 await conn.disconnect()  # type: ignore[attr-defined]

@@ -169,6 +169,36 @@ async def test_resp3_replies_and_push_messages(piece: int) -> None:
     assert rest == [b"ab\r\nc", None, [[], None]]
 
 
+async def test_a_push_message_cut_between_two_rounds_is_passed_over() -> None:
+    # Out of band, a push message may follow a round's last reply in the same read, cut
+    # anywhere: the rest of it comes before the next round's reply, and is read first.
+    answers = iter([b":1\r\n>2\r\n$10\r\ninval", b"idate\r\n*0\r\n:2\r\n"])
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                command = await _command(reader)
+                writer.write(next(answers) if command[0].upper() == b"EVAL" else b"+OK\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionResetError, StopIteration):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    client = aioredis.Redis(port=server.sockets[0].getsockname()[1], socket_timeout=3)
+    wire = ScriptWire(client)
+    try:
+        assert await wire.round([("EVAL", "return 1", 0)]) == [1]
+        assert await wire.round([("EVAL", "return 2", 0)]) == [2]
+        assert wire._conn is not None  # the same connection, in step
+    finally:
+        await wire.drop()
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
+
+
 async def test_a_pool_whose_connections_hide_their_streams_is_pipelined(
     redis_server: RedisServer,
 ) -> None:
